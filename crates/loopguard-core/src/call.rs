@@ -1,0 +1,71 @@
+use crate::{BreakerPosition, ExecutionMode};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One tool call an agent wants to make, in host-neutral form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The host's tool name (`Bash`, `Write`, `mcp__github__create_issue`, …).
+    pub tool: String,
+    /// The tool's input object as the host sent it.
+    pub input: Value,
+    /// The directory the call runs in.
+    pub cwd: PathBuf,
+    /// The host session, when known.
+    pub session: Option<String>,
+}
+
+impl ToolCall {
+    /// A call with no session.
+    pub fn new(tool: impl Into<String>, input: Value, cwd: impl Into<PathBuf>) -> Self {
+        ToolCall { tool: tool.into(), input, cwd: cwd.into(), session: None }
+    }
+
+    /// A string field of the input, if present and a string.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.input.get(key).and_then(Value::as_str)
+    }
+}
+
+/// What the gate knows about the run around a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Context {
+    /// The workspace root: writes are confined to it (and the policy's extra roots).
+    pub workspace: PathBuf,
+    /// The user's home directory, for `~` and `$HOME`.
+    pub home: Option<PathBuf>,
+    /// The breaker's position for this run.
+    pub breaker: BreakerPosition,
+    /// How the host runs the agent.
+    pub mode: ExecutionMode,
+}
+
+impl Context {
+    /// A context for a workspace, with `HOME` from the environment, no breaker cap and normal mode.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        Context {
+            workspace: workspace.into(),
+            home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
+            breaker: BreakerPosition::FullAuto,
+            mode: ExecutionMode::Normal,
+        }
+    }
+
+    /// Sets the home directory.
+    pub fn with_home(mut self, home: Option<&Path>) -> Self {
+        self.home = home.map(Path::to_path_buf);
+        self
+    }
+
+    /// Sets the breaker position.
+    pub fn with_breaker(mut self, breaker: BreakerPosition) -> Self {
+        self.breaker = breaker;
+        self
+    }
+
+    /// Sets the execution mode.
+    pub fn with_mode(mut self, mode: ExecutionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+}

@@ -1,0 +1,4 @@
+//! The checks the gate runs. Each returns findings; the gate combines them.
+
+pub mod paths;
+pub mod shell;

@@ -1,0 +1,135 @@
+use crate::checks::paths::PathValidator;
+use crate::checks::shell;
+use crate::reasons::*;
+use crate::{
+    AutonomyLevel, BreakerPosition, Context, Decision, ExecutionMode, Finding, Policy, RiskLevel,
+    ToolCall, ToolKind, ToolMetadata, Verdict,
+};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Evaluates tool calls against a policy.
+#[derive(Debug, Clone, Copy)]
+pub struct Gate<'p> {
+    policy: &'p Policy,
+}
+
+impl<'p> Gate<'p> {
+    /// A gate over a loaded policy.
+    pub fn new(policy: &'p Policy) -> Self {
+        Gate { policy }
+    }
+
+    /// Decides one call. Cannot fail: a panic anywhere inside becomes a deny with code
+    /// `internal-error`.
+    pub fn evaluate(&self, call: &ToolCall, ctx: &Context) -> Decision {
+        match catch_unwind(AssertUnwindSafe(|| self.decide(call, ctx))) {
+            Ok(d) => d,
+            Err(_) => Decision::fail_closed(
+                INTERNAL_ERROR,
+                "loopguard hit an internal error while deciding; the call is denied.",
+            ),
+        }
+    }
+
+    fn decide(&self, call: &ToolCall, ctx: &Context) -> Decision {
+        let policy = self.policy;
+        let mut findings: Vec<Finding> = Vec::new();
+        let meta = ToolMetadata::lookup(&call.tool);
+        // A tool nobody described may do anything: assume it writes.
+        let mut required = meta.map_or(AutonomyLevel::Implement, |m| m.required);
+        let base_risk = meta.map_or(RiskLevel::High, |m| m.risk);
+
+        match (policy.tool_verdict(&call.tool), meta) {
+            (Some(v), _) if v > Verdict::Allow => findings.push(
+                Finding::new(TOOL_POLICY, v, base_risk, format!("The policy sets `{}` for the tool `{}`.", v.as_str(), call.tool))
+                    .with_remedy("use another tool, or ask the human to change [tools] in their policy."),
+            ),
+            (Some(_), _) | (None, Some(_)) => {}
+            (None, None) => {
+                let v = policy.unknown_tool();
+                if v > Verdict::Allow {
+                    findings.push(
+                        Finding::new(UNKNOWN_TOOL, v, RiskLevel::High, format!("`{}` is not a tool loopguard knows.", call.tool))
+                            .with_remedy(format!("ask the human to add \"{}\" to [tools] in their policy.", call.tool)),
+                    );
+                }
+            }
+        }
+
+        if !call.input.is_object() {
+            findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
+        } else if let Some(kind) = meta.map(|m| m.kind) {
+            let paths = || {
+                let roots = std::iter::once(ctx.workspace.as_path())
+                    .chain(policy.extra_roots().iter().map(|p| p.as_path()));
+                PathValidator::new(roots)
+            };
+            match kind {
+                ToolKind::Shell => match call.str_field("command") {
+                    Some(cmd) => {
+                        let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
+                        findings.extend(report.findings);
+                        required = required.max(report.required.unwrap_or(required));
+                    }
+                    None => findings.push(invalid_input(&call.tool, "`command` is missing or not a string")),
+                },
+                ToolKind::FileWrite => {
+                    let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
+                    match target {
+                        Some(p) => findings.extend(paths().check_write(p, &call.cwd, &format!("{} target", call.tool))),
+                        None => findings.push(invalid_input(&call.tool, "`file_path` is missing or not a string")),
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        let mut effective = ctx.breaker.cap().map(|cap| cap.min(policy.autonomy()));
+        if ctx.mode == ExecutionMode::Plan {
+            effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
+        }
+        match effective {
+            None => findings.push(
+                Finding::new(BREAKER_STOPPED, Verdict::Deny, RiskLevel::Critical, "The run's circuit breaker is stopped: loopguard paused this agent.")
+                    .with_remedy("a human must review the run and reset the breaker."),
+            ),
+            Some(eff) if required > eff => {
+                let cap = if ctx.breaker < BreakerPosition::FullAuto {
+                    format!(", breaker {}", ctx.breaker.as_str())
+                } else {
+                    String::new()
+                };
+                findings.push(
+                    Finding::new(
+                        AUTONOMY_EXCEEDED,
+                        Verdict::Deny,
+                        RiskLevel::High,
+                        format!(
+                            "This call needs autonomy level `{}`, above the effective level `{}` (policy `{}`{cap}).",
+                            required.as_str(),
+                            eff.as_str(),
+                            policy.autonomy().as_str()
+                        ),
+                    )
+                    .with_remedy("stay within the current level, or leave this step to the human."),
+                );
+            }
+            Some(_) => {}
+        }
+
+        // The policy's per-rule decisions; "allow" switches a rule off.
+        for f in &mut findings {
+            if let Some(v) = policy.rule_verdict(&f.code) {
+                f.verdict = v;
+            }
+        }
+        Decision::from_findings(findings, base_risk, required, effective)
+    }
+}
+
+fn invalid_input(tool: &str, what: &str) -> Finding {
+    Finding::new(TOOL_INPUT_INVALID, Verdict::Deny, RiskLevel::High, format!("`{tool}` input cannot be checked: {what}."))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,432 @@
+//! The layered policy: built-in default < user file < project file (tighten only).
+//!
+//! Reading and validating are two steps: each layer is read with spans and every problem is
+//! collected ([`diag::PolicyError`] holds them all); then the layers are merged, and the project
+//! layer is checked to only tighten. A file that exists but fails either step makes
+//! [`Policy::load`] fail, and the hook then denies every call with the diagnostics as the reason.
+
+/// Policy diagnostics (file:line:col) and their rendering.
+pub mod diag;
+mod read;
+
+use crate::checks::shell;
+use crate::{AutonomyLevel, Verdict};
+pub use diag::{Diagnostic, PolicyError};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use read::{At, Layer, read_layer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The built-in policy text (layer 0).
+pub const BUILTIN_TOML: &str = include_str!("default-policy.toml");
+
+/// Policy files larger than this are refused.
+pub const MAX_POLICY_BYTES: u64 = 1024 * 1024;
+
+/// Which layer a setting came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LayerKind {
+    /// Compiled in.
+    Builtin,
+    /// `~/.config/loopguard/policy.toml`: the human's own.
+    User,
+    /// `.loopguard/policy.toml` in the repository: agent-writable, so tighten only.
+    Project,
+}
+
+impl LayerKind {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerKind::Builtin => "built-in",
+            LayerKind::User => "user",
+            LayerKind::Project => "project",
+        }
+    }
+}
+
+/// A policy rule over shell commands: a program with flags and arguments → ask or deny.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRule {
+    pub(crate) code: At<String>,
+    /// The program name (basename) the rule applies to.
+    pub program: String,
+    /// Flags that must all be present: a letter (`r` matches `-r`, `-rf`) or a long flag (`--force`).
+    pub flags: Vec<String>,
+    /// Arguments that must all be present as words after the program.
+    pub args: Vec<String>,
+    /// Ask or deny.
+    pub verdict: Verdict,
+    /// Told to the agent.
+    pub message: String,
+    pub(crate) examples_match: Vec<At<String>>,
+    pub(crate) examples_not_match: Vec<At<String>>,
+    /// The layer it came from.
+    pub origin: LayerKind,
+    pub(crate) file: PathBuf,
+}
+
+impl CommandRule {
+    /// The rule's own reason code.
+    pub fn code(&self) -> &str {
+        &self.code.value
+    }
+}
+
+/// A tool entry of the `[tools]` table after merging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ToolEntry {
+    pattern: String,
+    verdict: Verdict,
+    origin: LayerKind,
+}
+
+/// Where a layer came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySource {
+    /// Which layer.
+    pub kind: LayerKind,
+    /// The file (`<built-in>` for layer 0).
+    pub path: PathBuf,
+}
+
+/// The effective policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    unknown_tool: Verdict,
+    autonomy: AutonomyLevel,
+    extra_roots: Vec<PathBuf>,
+    tools: Vec<ToolEntry>,
+    tool_globs: GlobSet,
+    /// Index into `tools` of each glob in `tool_globs`.
+    glob_index: Vec<usize>,
+    rules: BTreeMap<String, Verdict>,
+    commands: Vec<CommandRule>,
+    sources: Vec<PolicySource>,
+}
+
+impl Policy {
+    /// The built-in policy alone. Never fails: if the compiled-in text were ever broken (a test
+    /// forbids it), the most restrictive policy is returned instead.
+    pub fn builtin() -> Policy {
+        Self::from_layers(&[]).unwrap_or_else(|_| Self::lockdown())
+    }
+
+    /// Loads built-in < user < project. Missing files are skipped; a file that exists but cannot
+    /// be read, parsed or validated is an error carrying every diagnostic.
+    pub fn load(user: Option<&Path>, project: Option<&Path>) -> Result<Policy, PolicyError> {
+        let mut texts = Vec::new();
+        let mut diags = Vec::new();
+        for (kind, path) in [(LayerKind::User, user), (LayerKind::Project, project)] {
+            let Some(path) = path else { continue };
+            match read_text(path) {
+                Ok(Some(text)) => texts.push((kind, path.to_path_buf(), text)),
+                Ok(None) => {}
+                Err(message) => diags.push(Diagnostic {
+                    file: path.to_path_buf(),
+                    span: 0..0,
+                    line: 1,
+                    col: 1,
+                    code: "policy-io",
+                    message,
+                }),
+            }
+        }
+        if !diags.is_empty() {
+            return Err(PolicyError { diagnostics: diags });
+        }
+        Self::from_layers(&texts)
+    }
+
+    /// Builds a policy from layer texts (each with its kind and file name) over the built-in.
+    pub fn from_layers(layers: &[(LayerKind, PathBuf, String)]) -> Result<Policy, PolicyError> {
+        let builtin_path = PathBuf::from("<built-in>");
+        let mut all = vec![(LayerKind::Builtin, builtin_path, BUILTIN_TOML.to_string())];
+        all.extend(layers.iter().cloned());
+        let mut policy = Policy::empty();
+        let mut diags = Vec::new();
+        for (kind, path, text) in &all {
+            let (layer, mut d) = read_layer(*kind, path, text);
+            diags.append(&mut d);
+            policy.merge(*kind, path, text, layer, &mut diags);
+            policy.sources.push(PolicySource { kind: *kind, path: path.clone() });
+        }
+        if let Err(e) = policy.compile_tools() {
+            diags.push(Diagnostic {
+                file: PathBuf::from("<merged>"),
+                span: 0..0,
+                line: 1,
+                col: 1,
+                code: "policy-value",
+                message: e,
+            });
+        }
+        for (_, path, text) in &all {
+            policy.check_examples(path, text, &mut diags);
+        }
+        if diags.is_empty() { Ok(policy) } else { Err(PolicyError { diagnostics: diags }) }
+    }
+
+    fn empty() -> Policy {
+        Policy {
+            unknown_tool: Verdict::Deny,
+            autonomy: AutonomyLevel::Observe,
+            extra_roots: Vec::new(),
+            tools: Vec::new(),
+            tool_globs: GlobSet::empty(),
+            glob_index: Vec::new(),
+            rules: BTreeMap::new(),
+            commands: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+
+    /// Denies everything: the answer when even the built-in policy cannot be read.
+    fn lockdown() -> Policy {
+        let mut p = Policy::empty();
+        p.tools.push(ToolEntry { pattern: "*".into(), verdict: Verdict::Deny, origin: LayerKind::Builtin });
+        let _ = p.compile_tools();
+        p
+    }
+
+    fn merge(
+        &mut self,
+        kind: LayerKind,
+        path: &Path,
+        text: &str,
+        layer: Layer,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let tighten_only = kind == LayerKind::Project;
+        let mut loosens = |span: std::ops::Range<usize>, what: String| {
+            diags.push(Diagnostic::at(
+                path,
+                text,
+                span,
+                "policy-loosens",
+                format!("{what}; a project policy may only tighten (put this in the user policy instead)"),
+            ));
+        };
+        if let Some(v) = layer.unknown_tool {
+            if tighten_only && v.value < self.unknown_tool {
+                loosens(v.span, format!("gate.unknown_tool \"{}\" is looser than \"{}\"", v.value.as_str(), self.unknown_tool.as_str()));
+            } else {
+                self.unknown_tool = v.value;
+            }
+        }
+        if let Some(v) = layer.autonomy {
+            if tighten_only && v.value > self.autonomy {
+                loosens(v.span, format!("gate.autonomy \"{}\" is higher than \"{}\"", v.value.as_str(), self.autonomy.as_str()));
+            } else {
+                self.autonomy = v.value;
+            }
+        }
+        self.extra_roots.extend(layer.extra_roots.into_iter().map(|r| r.value));
+        for (name, verdict) in layer.tools {
+            if tighten_only {
+                if verdict.value == Verdict::Allow {
+                    loosens(name.span, format!("tools.\"{}\" = \"allow\" can only loosen", name.value));
+                    continue;
+                }
+                // Project entries are floors: they are combined with, never replace, the rest.
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
+            } else if let Some(e) = self.tools.iter_mut().find(|e| e.pattern == name.value) {
+                e.verdict = verdict.value;
+                e.origin = kind;
+            } else {
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
+            }
+        }
+        for (code, verdict) in layer.rules {
+            let current = self.rules.get(&code.value).copied().unwrap_or(Verdict::Allow);
+            if tighten_only && verdict.value < current {
+                loosens(code.span, format!("rules.{} \"{}\" is looser than \"{}\"", code.value, verdict.value.as_str(), current.as_str()));
+            } else {
+                self.rules.insert(code.value, verdict.value);
+            }
+        }
+        for rule in layer.commands {
+            if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
+                diags.push(Diagnostic::at(
+                    path,
+                    text,
+                    rule.code.span.clone(),
+                    "policy-value",
+                    format!("commands.code `{}` is already defined in {}", rule.code.value, prev.file.display()),
+                ));
+                continue;
+            }
+            self.commands.push(rule);
+        }
+    }
+
+    fn compile_tools(&mut self) -> Result<(), String> {
+        let mut b = GlobSetBuilder::new();
+        self.glob_index.clear();
+        for (i, e) in self.tools.iter().enumerate() {
+            if is_glob(&e.pattern) {
+                let g = GlobBuilder::new(&e.pattern)
+                    .literal_separator(false)
+                    .build()
+                    .map_err(|err| format!("tool pattern `{}`: {err}", e.pattern))?;
+                b.add(g);
+                self.glob_index.push(i);
+            }
+        }
+        self.tool_globs = b.build().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// Checks every `[[commands]]` rule written in this file against its own examples.
+    fn check_examples(&self, path: &Path, text: &str, diags: &mut Vec<Diagnostic>) {
+        for rule in self.commands.iter().filter(|c| c.file == path) {
+            for (examples, want) in [(&rule.examples_match, true), (&rule.examples_not_match, false)] {
+                for ex in examples {
+                    let got = match shell::rule_matches_command_line(rule, &ex.value) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            diags.push(Diagnostic::at(path, text, ex.span.clone(), "policy-example", format!("example `{}` does not parse: {e}", ex.value)));
+                            continue;
+                        }
+                    };
+                    if got != want {
+                        let should = if want { "should match but does not" } else { "should not match but does" };
+                        diags.push(Diagnostic::at(
+                            path,
+                            text,
+                            ex.span.clone(),
+                            "policy-example",
+                            format!("rule `{}`: example `{}` {should}", rule.code.value, ex.value),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The base decision for a tool from `[tools]`: an exact entry wins over globs; among globs
+    /// the strictest; project entries are floors over the result. `None` when nothing matches.
+    pub fn tool_verdict(&self, tool: &str) -> Option<Verdict> {
+        let base = |origin_ok: &dyn Fn(LayerKind) -> bool| -> Option<Verdict> {
+            let exact = self
+                .tools
+                .iter()
+                .filter(|e| origin_ok(e.origin) && e.pattern == tool && !is_glob(&e.pattern))
+                .map(|e| e.verdict)
+                .max();
+            if exact.is_some() {
+                return exact;
+            }
+            self.tool_globs
+                .matches(tool)
+                .into_iter()
+                .filter_map(|i| self.glob_index.get(i).and_then(|&t| self.tools.get(t)))
+                .filter(|e| origin_ok(e.origin))
+                .map(|e| e.verdict)
+                .max()
+        };
+        let below = base(&|o| o != LayerKind::Project);
+        let floor = base(&|o| o == LayerKind::Project);
+        match (below, floor) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The decision for tools loopguard does not know.
+    pub fn unknown_tool(&self) -> Verdict {
+        self.unknown_tool
+    }
+
+    /// The policy's autonomy level.
+    pub fn autonomy(&self) -> AutonomyLevel {
+        self.autonomy
+    }
+
+    /// Extra write roots besides the workspace.
+    pub fn extra_roots(&self) -> &[PathBuf] {
+        &self.extra_roots
+    }
+
+    /// The decision set for a built-in rule code, if any layer set one.
+    pub fn rule_verdict(&self, code: &str) -> Option<Verdict> {
+        self.rules.get(code).copied()
+    }
+
+    /// The `[[commands]]` rules of every layer.
+    pub fn commands(&self) -> &[CommandRule] {
+        &self.commands
+    }
+
+    /// The layers that made this policy, lowest first.
+    pub fn sources(&self) -> &[PolicySource] {
+        &self.sources
+    }
+
+    /// The effective policy as TOML, each value annotated with the layer it came from.
+    pub fn to_effective_toml(&self) -> String {
+        let mut out = String::from("# effective loopguard policy; layers: ");
+        let names: Vec<String> =
+            self.sources.iter().map(|s| format!("{} ({})", s.kind.as_str(), s.path.display())).collect();
+        out.push_str(&names.join(" < "));
+        out.push_str("\nversion = 1\n\n[gate]\n");
+        out.push_str(&format!("unknown_tool = \"{}\"\n", self.unknown_tool.as_str()));
+        out.push_str(&format!("autonomy = \"{}\"\n\n[workspace]\nextra_roots = [", self.autonomy.as_str()));
+        let roots: Vec<String> =
+            self.extra_roots.iter().map(|r| toml_str(&r.display().to_string())).collect();
+        out.push_str(&roots.join(", "));
+        out.push_str("]\n\n[tools]\n");
+        for e in &self.tools {
+            out.push_str(&format!("{} = \"{}\"  # {}\n", toml_str(&e.pattern), e.verdict.as_str(), e.origin.as_str()));
+        }
+        out.push_str("\n[rules]\n");
+        for (code, v) in &self.rules {
+            out.push_str(&format!("{code} = \"{}\"\n", v.as_str()));
+        }
+        for c in &self.commands {
+            out.push_str(&format!(
+                "\n[[commands]]  # {} ({})\ncode = {}\nprogram = {}\nflags = [{}]\nargs = [{}]\ndecision = \"{}\"\nmessage = {}\n",
+                c.origin.as_str(),
+                c.file.display(),
+                toml_str(&c.code.value),
+                toml_str(&c.program),
+                c.flags.iter().map(|f| toml_str(f)).collect::<Vec<_>>().join(", "),
+                c.args.iter().map(|a| toml_str(a)).collect::<Vec<_>>().join(", "),
+                c.verdict.as_str(),
+                toml_str(&c.message),
+            ));
+        }
+        out
+    }
+}
+
+fn is_glob(p: &str) -> bool {
+    p.contains(['*', '?', '[', '{'])
+}
+
+/// A TOML basic string (JSON string escaping is a valid subset of TOML's).
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// Reads a policy file: `Ok(None)` when it does not exist; an error text when it exists but
+/// cannot be read, is too large, or is not UTF-8.
+fn read_text(path: &Path) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read policy file: {e}")),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read policy file: {e}"))?;
+    if bytes.len() as u64 > MAX_POLICY_BYTES {
+        return Err(format!("policy file is larger than {MAX_POLICY_BYTES} bytes"));
+    }
+    String::from_utf8(bytes).map(Some).map_err(|_| "policy file is not valid UTF-8".to_string())
+}
+
+#[cfg(test)]
+mod tests;
