@@ -1,0 +1,170 @@
+use super::*;
+use crate::policy::LayerKind;
+use serde_json::json;
+use std::path::PathBuf;
+
+fn ws() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn eval(policy: &Policy, tool: &str, input: serde_json::Value, ws: &std::path::Path) -> Decision {
+    Gate::new(policy).evaluate(&ToolCall::new(tool, input, ws), &Context::new(ws).with_home(None))
+}
+
+fn project(text: &str) -> Policy {
+    Policy::from_layers(&[(LayerKind::Project, PathBuf::from("p.toml"), text.to_string())]).unwrap()
+}
+
+#[test]
+fn write_inside_the_workspace_is_allowed() {
+    let ws = ws();
+    let d = eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("a.txt"), "content": "x"}), ws.path());
+    assert_eq!(d.verdict(), Verdict::Allow);
+    assert_eq!(d.required_level(), AutonomyLevel::Implement);
+}
+
+#[test]
+fn write_edit_multiedit_notebook_outside_are_denied() {
+    let ws = ws();
+    let other = tempfile::tempdir().unwrap();
+    for (tool, key) in [("Write", "file_path"), ("Edit", "file_path"), ("MultiEdit", "file_path"), ("NotebookEdit", "notebook_path")] {
+        let d = eval(&Policy::builtin(), tool, json!({ key: other.path().join("x") }), ws.path());
+        assert_eq!(d.verdict(), Verdict::Deny, "{tool}");
+        assert_eq!(d.codes(), ["path-outside-workspace"], "{tool}");
+    }
+}
+
+#[test]
+fn write_through_a_symlink_to_outside_is_denied() {
+    let ws = ws();
+    let other = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(other.path().join("target.txt"), ws.path().join("innocent.txt")).unwrap();
+    let d = eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("innocent.txt")}), ws.path());
+    assert_eq!(d.codes(), ["path-outside-workspace"]);
+}
+
+#[test]
+fn missing_or_mistyped_input_is_denied() {
+    let ws = ws();
+    for (tool, input) in [
+        ("Write", json!({})),
+        ("Edit", json!({"file_path": 3})),
+        ("Bash", json!({"cmd": "ls"})),
+        ("Bash", json!("ls")),
+        ("Read", json!(null)),
+    ] {
+        let d = eval(&Policy::builtin(), tool, input, ws.path());
+        assert_eq!(d.verdict(), Verdict::Deny, "{tool}");
+        assert_eq!(d.codes(), ["tool-input-invalid"], "{tool}");
+    }
+}
+
+#[test]
+fn unknown_tools_get_the_policy_default() {
+    let ws = ws();
+    let d = eval(&Policy::builtin(), "Frobnicate", json!({}), ws.path());
+    assert_eq!(d.verdict(), Verdict::Ask);
+    assert_eq!(d.codes(), ["unknown-tool"]);
+    let strict = project("[gate]\nunknown_tool = \"deny\"\n");
+    assert_eq!(eval(&strict, "Frobnicate", json!({}), ws.path()).verdict(), Verdict::Deny);
+}
+
+#[test]
+fn mcp_tools_ask_by_default() {
+    let ws = ws();
+    let d = eval(&Policy::builtin(), "mcp__github__create_issue", json!({"title": "x"}), ws.path());
+    assert_eq!(d.verdict(), Verdict::Ask);
+    assert_eq!(d.codes(), ["tool-policy"]);
+}
+
+#[test]
+fn reads_and_searches_are_allowed() {
+    let ws = ws();
+    for (tool, input) in [
+        ("Read", json!({"file_path": "/etc/hostname"})),
+        ("Glob", json!({"pattern": "**/*.rs"})),
+        ("Grep", json!({"pattern": "fn"})),
+        ("TodoWrite", json!({"todos": []})),
+        ("WebFetch", json!({"url": "https://example.com", "prompt": "x"})),
+    ] {
+        assert_eq!(eval(&Policy::builtin(), tool, input, ws.path()).verdict(), Verdict::Allow, "{tool}");
+    }
+}
+
+#[test]
+fn breaker_stopped_denies_everything() {
+    let ws = ws();
+    let policy = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::Stopped);
+    let d = Gate::new(&policy).evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
+    assert_eq!(d.codes(), ["breaker-stopped"]);
+    assert_eq!(d.effective_level(), None);
+}
+
+#[test]
+fn read_only_breaker_caps_writes_but_not_reads() {
+    let ws = ws();
+    let policy = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::ReadOnly);
+    let gate = Gate::new(&policy);
+    let w = gate.evaluate(&ToolCall::new("Write", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    assert_eq!(w.codes(), ["autonomy-exceeded"]);
+    assert!(w.reasons()[0].message.contains("breaker read-only"));
+    let r = gate.evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
+    assert_eq!(r.verdict(), Verdict::Allow);
+}
+
+#[test]
+fn policy_autonomy_below_pr_blocks_push_and_names_both_levels() {
+    let ws = ws();
+    let p = project("[gate]\nautonomy = \"implement\"\n");
+    let d = eval(&p, "Bash", json!({"command": "git push origin feature"}), ws.path());
+    assert_eq!(d.codes(), ["autonomy-exceeded"]);
+    assert!(d.reasons()[0].message.contains("`pr`"));
+    assert!(d.reasons()[0].message.contains("`implement`"));
+}
+
+#[test]
+fn plan_mode_allows_reads_only() {
+    let ws = ws();
+    let policy = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_mode(ExecutionMode::Plan);
+    let gate = Gate::new(&policy);
+    let w = gate.evaluate(&ToolCall::new("Edit", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    assert_eq!(w.verdict(), Verdict::Deny);
+    let r = gate.evaluate(&ToolCall::new("Grep", json!({"pattern": "x"}), ws.path()), &ctx);
+    assert_eq!(r.verdict(), Verdict::Allow);
+}
+
+#[test]
+fn rule_overrides_change_the_verdict() {
+    let ws = ws();
+    let user = Policy::from_layers(&[(LayerKind::User, PathBuf::from("u.toml"), "[rules]\ndestructive-git-reset-hard = \"ask\"\n".into())]).unwrap();
+    assert_eq!(eval(&user, "Bash", json!({"command": "git reset --hard"}), ws.path()).verdict(), Verdict::Ask);
+    let off = Policy::from_layers(&[(LayerKind::User, PathBuf::from("u.toml"), "[rules]\ndestructive-git-reset-hard = \"allow\"\n".into())]).unwrap();
+    let d = eval(&off, "Bash", json!({"command": "git reset --hard"}), ws.path());
+    assert_eq!(d.verdict(), Verdict::Allow);
+    assert!(d.reasons().is_empty());
+}
+
+#[test]
+fn command_rules_from_policy_apply() {
+    let ws = ws();
+    let p = project(
+        r#"
+[[commands]]
+code = "no-rm-build"
+program = "rm"
+flags = ["r"]
+args = ["build"]
+decision = "deny"
+message = "Do not delete build/: it holds the release artifacts."
+match = ["rm -rf build", "sudo rm -r build/"]
+not_match = ["rm build", "rm -rf target"]
+"#,
+    );
+    let d = eval(&p, "Bash", json!({"command": "cd . && rm -rf build"}), ws.path());
+    assert_eq!(d.codes(), ["no-rm-build"]);
+    assert!(d.explain().contains("release artifacts"));
+    assert_eq!(eval(&p, "Bash", json!({"command": "rm -rf target"}), ws.path()).verdict(), Verdict::Allow);
+}

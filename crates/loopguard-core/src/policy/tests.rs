@@ -1,0 +1,189 @@
+use super::*;
+
+fn layer(kind: LayerKind, text: &str) -> Result<Policy, PolicyError> {
+    Policy::from_layers(&[(kind, PathBuf::from("policy.toml"), text.to_string())])
+}
+
+/// (code, line, col) of every diagnostic, in file order.
+fn positions(e: &PolicyError) -> Vec<(&'static str, usize, usize)> {
+    let mut v: Vec<_> = e.diagnostics.iter().map(|d| (d.code, d.line, d.col)).collect();
+    v.sort_by_key(|x| (x.1, x.2));
+    v
+}
+
+#[test]
+fn builtin_policy_loads_and_has_every_configurable_rule() {
+    let p = Policy::from_layers(&[]).unwrap();
+    for code in crate::reasons::CONFIGURABLE_RULES {
+        assert!(p.rule_verdict(code).is_some(), "{code} has no built-in decision");
+    }
+    assert_eq!(p.unknown_tool(), Verdict::Ask);
+    assert_eq!(p.autonomy(), AutonomyLevel::Pr);
+}
+
+#[test]
+fn reports_every_problem_at_once_with_positions() {
+    let e = layer(
+        LayerKind::User,
+        "version = 2\n[gate]\nunknown_tool = \"maybe\"\nautonomy = \"god\"\ncolour = 1\n[rules]\nno-such-rule = \"deny\"\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        positions(&e),
+        [
+            ("policy-value", 1, 11),
+            ("policy-value", 3, 16),
+            ("policy-value", 4, 12),
+            ("policy-unknown-key", 5, 1),
+            ("policy-unknown-key", 7, 1),
+        ]
+    );
+    let text = e.to_string();
+    assert!(text.contains("policy.toml:5:1: error[policy-unknown-key]: unknown key `colour` in [gate]"), "{text}");
+}
+
+#[test]
+fn syntax_errors_point_at_the_line() {
+    let e = layer(LayerKind::Project, "[gate]\nautonomy = \"pr\n").unwrap_err();
+    assert_eq!(e.diagnostics[0].code, "policy-syntax");
+    assert_eq!(e.diagnostics[0].line, 2);
+}
+
+#[test]
+fn wrong_types_are_reported() {
+    let e = layer(LayerKind::User, "gate = 3\n[workspace]\nextra_roots = \"/tmp\"\n").unwrap_err();
+    assert_eq!(positions(&e), [("policy-type", 1, 8), ("policy-type", 3, 15)]);
+}
+
+#[test]
+fn user_layer_may_loosen() {
+    let p = layer(
+        LayerKind::User,
+        "[gate]\nunknown_tool = \"allow\"\nautonomy = \"merge\"\n[workspace]\nextra_roots = [\"/tmp\"]\n[tools]\n\"mcp__*\" = \"allow\"\n[rules]\ndestructive-git-reset-hard = \"ask\"\n",
+    )
+    .unwrap();
+    assert_eq!(p.unknown_tool(), Verdict::Allow);
+    assert_eq!(p.autonomy(), AutonomyLevel::Merge);
+    assert_eq!(p.extra_roots(), [PathBuf::from("/tmp")]);
+    assert_eq!(p.tool_verdict("mcp__x__y"), Some(Verdict::Allow));
+    assert_eq!(p.rule_verdict("destructive-git-reset-hard"), Some(Verdict::Ask));
+}
+
+#[test]
+fn project_layer_may_only_tighten() {
+    let e = layer(
+        LayerKind::Project,
+        "[gate]\nunknown_tool = \"allow\"\nautonomy = \"operate\"\n[workspace]\nextra_roots = [\"/tmp\"]\n[tools]\n\"mcp__*\" = \"allow\"\n[rules]\ndestructive-rm-root = \"ask\"\n",
+    )
+    .unwrap_err();
+    assert!(e.diagnostics.iter().all(|d| d.code == "policy-loosens"), "{e}");
+    assert_eq!(e.diagnostics.len(), 5, "{e}");
+}
+
+#[test]
+fn project_layer_tightens() {
+    let p = layer(
+        LayerKind::Project,
+        "[gate]\nunknown_tool = \"deny\"\nautonomy = \"implement\"\n[tools]\nWebFetch = \"ask\"\n\"mcp__*\" = \"deny\"\n[rules]\nshell-dynamic-command = \"deny\"\n",
+    )
+    .unwrap();
+    assert_eq!(p.unknown_tool(), Verdict::Deny);
+    assert_eq!(p.autonomy(), AutonomyLevel::Implement);
+    assert_eq!(p.tool_verdict("WebFetch"), Some(Verdict::Ask));
+    assert_eq!(p.tool_verdict("mcp__a__b"), Some(Verdict::Deny));
+    assert_eq!(p.rule_verdict("shell-dynamic-command"), Some(Verdict::Deny));
+}
+
+#[test]
+fn project_floor_beats_a_looser_user_entry() {
+    let p = Policy::from_layers(&[
+        (LayerKind::User, PathBuf::from("u.toml"), "[tools]\n\"mcp__*\" = \"allow\"\n".into()),
+        (LayerKind::Project, PathBuf::from("p.toml"), "[tools]\nmcp__evil__run = \"deny\"\n".into()),
+    ])
+    .unwrap();
+    assert_eq!(p.tool_verdict("mcp__evil__run"), Some(Verdict::Deny));
+    assert_eq!(p.tool_verdict("mcp__good__run"), Some(Verdict::Allow));
+}
+
+#[test]
+fn exact_tool_entries_win_over_globs() {
+    let p = layer(LayerKind::User, "[tools]\n\"mcp__*\" = \"deny\"\nmcp__docs__search = \"allow\"\n").unwrap();
+    assert_eq!(p.tool_verdict("mcp__docs__search"), Some(Verdict::Allow));
+    assert_eq!(p.tool_verdict("mcp__docs__write"), Some(Verdict::Deny));
+    assert_eq!(p.tool_verdict("Bash"), None);
+}
+
+#[test]
+fn command_rule_examples_are_verified_on_load() {
+    let e = layer(
+        LayerKind::Project,
+        r#"
+[[commands]]
+code = "no-npm-publish"
+program = "npm"
+args = ["publish"]
+decision = "deny"
+message = "no publishing"
+match = ["npm publish", "npm install"]
+not_match = ["npm test", "sudo npm publish"]
+"#,
+    )
+    .unwrap_err();
+    let msgs: Vec<String> = e.diagnostics.iter().map(|d| format!("{}:{}", d.line, d.message)).collect();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert!(msgs[0].starts_with("8:") && msgs[0].contains("`npm install` should match but does not"), "{msgs:?}");
+    assert!(msgs[1].starts_with("9:") && msgs[1].contains("`sudo npm publish` should not match but does"), "{msgs:?}");
+}
+
+#[test]
+fn command_rules_are_validated() {
+    let e = layer(
+        LayerKind::Project,
+        "[[commands]]\ncode = \"Bad Code\"\nprogram = \"/bin/rm\"\ndecision = \"allow\"\nmessage = \"x\"\nextra = 1\n\n[[commands]]\nprogram = \"rm\"\n",
+    )
+    .unwrap_err();
+    let got: Vec<&str> = e.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(got.iter().filter(|c| **c == "policy-value").count(), 6, "{e}"); // 3 bad values + 3 missing keys
+    assert_eq!(got.iter().filter(|c| **c == "policy-unknown-key").count(), 1, "{e}");
+}
+
+#[test]
+fn duplicate_command_codes_across_layers_are_errors() {
+    let rule = "[[commands]]\ncode = \"x-rule\"\nprogram = \"rm\"\ndecision = \"ask\"\nmessage = \"m\"\n";
+    let e = Policy::from_layers(&[
+        (LayerKind::User, PathBuf::from("u.toml"), rule.into()),
+        (LayerKind::Project, PathBuf::from("p.toml"), rule.into()),
+    ])
+    .unwrap_err();
+    assert_eq!(e.diagnostics.len(), 1);
+    assert!(e.diagnostics[0].message.contains("already defined in u.toml"));
+}
+
+#[test]
+fn load_skips_missing_files_and_reports_unreadable_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Policy::load(Some(&dir.path().join("none.toml")), None).unwrap();
+    assert_eq!(p.sources().len(), 1);
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, b"\xff\xfe").unwrap();
+    let e = Policy::load(None, Some(&bad)).unwrap_err();
+    assert_eq!(e.diagnostics[0].code, "policy-io");
+    assert!(e.to_string().contains("not valid UTF-8"));
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, vec![b'#'; (MAX_POLICY_BYTES + 1) as usize]).unwrap();
+    assert!(Policy::load(Some(&big), None).unwrap_err().to_string().contains("larger than"));
+}
+
+#[test]
+fn effective_toml_reloads_to_the_same_policy() {
+    let p = layer(LayerKind::User, "[gate]\nautonomy = \"merge\"\n[tools]\nWebFetch = \"ask\"\n").unwrap();
+    let text = p.to_effective_toml();
+    let again = layer(LayerKind::User, &text).unwrap();
+    assert_eq!(again.autonomy(), AutonomyLevel::Merge);
+    assert_eq!(again.tool_verdict("WebFetch"), Some(Verdict::Ask));
+    // Same content; only the origin comments differ (everything is now from the user layer).
+    let strip = |t: &str| -> Vec<String> {
+        t.lines().skip(1).map(|l| l.split("  #").next().unwrap_or("").to_string()).collect()
+    };
+    assert_eq!(strip(&again.to_effective_toml()), strip(&text));
+}

@@ -1,0 +1,157 @@
+use super::*;
+
+fn programs(cmd: &str) -> Vec<String> {
+    let segs = split_with_home(cmd, Some("/home/u")).unwrap();
+    commands(&segs, Some("/home/u")).unwrap().into_iter().map(|c| c.program).filter(|p| !p.is_empty()).collect()
+}
+
+fn argv(cmd: &str) -> Vec<Vec<String>> {
+    let segs = split_with_home(cmd, Some("/home/u")).unwrap();
+    commands(&segs, Some("/home/u"))
+        .unwrap()
+        .into_iter()
+        .filter(|c| !c.program.is_empty())
+        .map(|c| std::iter::once(c.program.clone()).chain(c.args.iter().map(|w| w.text.clone())).collect())
+        .collect()
+}
+
+#[test]
+fn splits_on_every_list_operator() {
+    assert_eq!(programs("a; b && c || d | e & f\ng"), ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(programs("(a; b) && { c; }"), ["a", "b", "c"]);
+    assert_eq!(programs("a |& b"), ["a", "b"]);
+}
+
+#[test]
+fn removes_quotes_and_backslashes() {
+    assert_eq!(argv(r#"\rm -r''f "/" "a b"'c'"#), [["rm", "-rf", "/", "a bc"]]);
+    assert_eq!(argv("r\"m\" x"), [["rm", "x"]]);
+}
+
+#[test]
+fn decodes_ansi_c_strings() {
+    assert_eq!(argv(r"$'\x72m' $'-\162f' $'\u002f'"), [["rm", "-rf", "/"]]);
+}
+
+#[test]
+fn lifts_substitutions_out_as_commands() {
+    assert_eq!(programs("echo $(rm -rf /) `git status` <(curl x) \"$(id)\""), ["rm", "git", "curl", "id", "echo"]);
+    assert_eq!(programs("echo $(( $(whoami) + 1 ))"), ["whoami", "echo"]);
+}
+
+#[test]
+fn data_stays_data() {
+    assert_eq!(programs(r#"git commit -m "fix rm -rf detection""#), ["git"]);
+    assert_eq!(programs("echo 'git push --force' # rm -rf /"), ["echo"]);
+    assert_eq!(programs("cat <<'EOF'\nrm -rf /\nEOF\necho done"), ["cat", "echo"]);
+}
+
+#[test]
+fn unquoted_heredoc_runs_its_substitutions() {
+    assert_eq!(programs("cat <<EOF\n$(rm -rf /)\nEOF"), ["cat", "rm"]);
+}
+
+#[test]
+fn heredoc_fed_to_a_shell_is_code() {
+    assert_eq!(programs("bash <<'EOF'\nrm -rf /\nEOF"), ["rm", "bash"]);
+    assert_eq!(programs("sh <<< 'git reset --hard'"), ["git", "sh"]);
+}
+
+#[test]
+fn unwraps_wrappers_to_the_real_program() {
+    for cmd in [
+        "sudo -u root rm -rf /",
+        "env -i FOO=1 rm -rf /",
+        "command rm -rf /",
+        "exec rm -rf /",
+        "nohup nice -n 5 rm -rf /",
+        "timeout -s KILL 5 rm -rf /",
+        "FOO=bar /usr/bin/rm -rf /",
+        "xargs -I{} rm -rf /",
+        "sudo env timeout 3 /bin/../bin/rm -rf /",
+    ] {
+        assert_eq!(programs(cmd), ["rm"], "{cmd}");
+    }
+}
+
+#[test]
+fn nested_shells_are_analysed() {
+    assert_eq!(programs("bash -c 'rm -rf /'"), ["rm", "bash"]);
+    assert_eq!(programs("sh -ec \"sh -c 'git push -f'\""), ["git", "sh", "sh"]);
+    assert_eq!(programs("eval 'rm -rf /'"), ["rm", "eval"]);
+    assert_eq!(programs("bash script.sh -c x"), ["bash"]);
+}
+
+#[test]
+fn command_lookups_run_nothing() {
+    assert_eq!(programs("command -v rm"), Vec::<String>::new());
+}
+
+#[test]
+fn expands_home() {
+    assert_eq!(argv("rm -rf ~ ~/x $HOME ${HOME}/y '~'"), [["rm", "-rf", "/home/u", "/home/u/x", "/home/u", "/home/u/y", "~"]]);
+}
+
+#[test]
+fn marks_dynamic_words() {
+    let segs = split("$CMD -rf x; rm \"$DIR\"").unwrap();
+    let cmds = commands(&segs, None).unwrap();
+    assert!(cmds[0].dynamic_program);
+    assert!(cmds[1].args[0].dynamic);
+}
+
+#[test]
+fn redirections_are_parsed_with_their_kind() {
+    let segs = split("cmd >a >>b 2>c &>d &>>e <f <>g >|h 2>&1 >&i <<<s").unwrap();
+    let kinds: Vec<(RedirectKind, String)> =
+        segs[0].redirects.iter().map(|r| (r.kind, r.target.text.clone())).collect();
+    use RedirectKind::*;
+    assert_eq!(
+        kinds,
+        [
+            (Write, "a".into()),
+            (Append, "b".into()),
+            (Write, "c".into()),
+            (Write, "d".into()),
+            (Append, "e".into()),
+            (Read, "f".into()),
+            (ReadWrite, "g".into()),
+            (Write, "h".into()),
+            (Dup, "1".into()),
+            (Dup, "i".into()),
+            (HereString, "s".into()),
+        ]
+    );
+    assert_eq!(segs[0].words.len(), 1);
+}
+
+#[test]
+fn line_continuations_join_words() {
+    assert_eq!(argv("rm -rf \\\n /"), [["rm", "-rf", "/"]]);
+}
+
+#[test]
+fn unclosed_constructs_are_errors() {
+    for cmd in ["echo 'a", "echo \"a", "echo $(a", "echo `a", "echo ${a", "echo >", "echo $'a"] {
+        assert!(matches!(split(cmd), Err(ShellError::Unclosed(_))), "{cmd}");
+    }
+}
+
+#[test]
+fn oversized_and_deep_input_is_refused() {
+    let big = "a".repeat(MAX_COMMAND_BYTES + 1);
+    assert!(matches!(split(&big), Err(ShellError::TooLarge(_))));
+    let deep = format!("{}x{}", "$(".repeat(MAX_DEPTH + 2), ")".repeat(MAX_DEPTH + 2));
+    assert_eq!(split(&deep), Err(ShellError::TooDeep));
+    let deep_sh = "bash -c ".repeat(1) + &"'bash -c \"".repeat(1);
+    assert!(split(&deep_sh).is_err());
+}
+
+#[test]
+fn git_subcommand_skips_global_options() {
+    let segs = split("git -C repo -c a=b --no-pager push -f origin main").unwrap();
+    let cmds = commands(&segs, None).unwrap();
+    let (sub, rest) = cmds[0].git_subcommand().unwrap();
+    assert_eq!(sub, "push");
+    assert_eq!(rest, ["-f", "origin", "main"]);
+}
