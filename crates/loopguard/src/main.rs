@@ -1,0 +1,321 @@
+//! `loopguard`: the thin binary. Flags are parsed here; everything else lives in the libraries.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use loopguard::hook::{self, HookOutcome};
+use loopguard::state::{self, Env};
+use loopguard_core::Policy;
+use loopguard_core::policy::{LayerKind, diag};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "loopguard", version, about = "Fail-closed safety gate for autonomous coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Answer a host's hook call (reads the event on stdin).
+    Hook {
+        /// The host whose protocol to speak.
+        host: Host,
+        /// Answer with a deny if no decision is made within this many milliseconds.
+        #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+        deadline_ms: u64,
+    },
+    /// Check or show the policy.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Verify or read the audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Add loopguard's hooks to a host's settings (idempotent; keeps everything else).
+    Install {
+        /// The host.
+        host: Host,
+        #[command(flatten)]
+        target: InstallTarget,
+        /// Print the resulting settings instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Check that loopguard is installed and working here.
+    Doctor,
+    /// Replay a recorded agent session through the gate (needs no setup).
+    Demo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Host {
+    /// Claude Code.
+    ClaudeCode,
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+struct InstallTarget {
+    /// The project's `.claude/settings.json` (the default).
+    #[arg(long)]
+    project: bool,
+    /// The user's `~/.claude/settings.json`.
+    #[arg(long)]
+    user: bool,
+    /// An explicit settings file.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Check policy files: one FILE, or every layer that applies to the current directory.
+    Check {
+        /// The file to check.
+        file: Option<PathBuf>,
+        /// Which layer FILE is (default: project when it is `.loopguard/policy.toml`, else user).
+        #[arg(long)]
+        layer: Option<LayerArg>,
+    },
+    /// Show the policy.
+    Show {
+        /// The merged policy of every layer for the current directory (the only view so far).
+        #[arg(long)]
+        effective: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LayerArg {
+    User,
+    Project,
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Verify the hash chain and head anchor; names the first bad line.
+    Verify {
+        #[command(flatten)]
+        which: LogSelect,
+    },
+    /// Print the last events.
+    Tail {
+        #[command(flatten)]
+        which: LogSelect,
+        /// How many events.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: usize,
+        /// One JSON event per line, as stored.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+struct LogSelect {
+    /// A log file (default: the current workspace's log).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Every log in the state home.
+    #[arg(long)]
+    all: bool,
+}
+
+fn main() -> ExitCode {
+    // The hook is parsed by hand first: it must answer even if flag parsing would exit(1).
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("hook") {
+        return hook_main(&args);
+    }
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("loopguard: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `loopguard hook …`: every failure, even of its own flags, ends in a deny with exit 2.
+fn hook_main(args: &[String]) -> ExitCode {
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = match Cli::try_parse_from(args) {
+        Ok(Cli { command: Command::Hook { host: Host::ClaudeCode, deadline_ms } }) => {
+            let config = hook::claude_code::HookConfig { env: Env::from_process(), deadline: Duration::from_millis(deadline_ms) };
+            hook::claude_code::run(std::io::stdin(), config)
+        }
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Ok(_) | Err(_) => hook::claude_code::fail(
+            loopguard_core::reasons::INTERNAL_ERROR,
+            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`); denied.",
+        ),
+    };
+    emit(&outcome)
+}
+
+fn emit(o: &HookOutcome) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(o.stdout.as_bytes());
+    let _ = out.flush();
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(o.stderr.as_bytes());
+    let _ = err.flush();
+    ExitCode::from(o.exit)
+}
+
+fn cwd() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let env = Env::from_process();
+    match cli.command {
+        Command::Hook { .. } => Ok(ExitCode::from(2)),
+        Command::Policy { command: PolicyCommand::Check { file, layer } } => policy_check(&env, file, layer),
+        Command::Policy { command: PolicyCommand::Show { effective: _ } } => {
+            let workspace = env.workspace_for(&cwd()?);
+            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
+                .map_err(|e| format!("the policy does not load:\n{e}"))?;
+            print!("{}", policy.to_effective_toml());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit { command } => audit(&env, command),
+        Command::Install { host: Host::ClaudeCode, target, dry_run } => {
+            let path = match (target.user, target.settings) {
+                (_, Some(p)) => p,
+                (true, None) => env.home.clone().ok_or("HOME is not set")?.join(".claude/settings.json"),
+                (false, None) => cwd()?.join(".claude/settings.json"),
+            };
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
+            let report = loopguard::install::install_claude_code(&path, &exe, dry_run)?;
+            print!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Doctor => {
+            let report = loopguard::doctor::run(&env, &cwd()?);
+            print!("{}", report.render());
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Demo => {
+            let mut out = std::io::stdout().lock();
+            let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Result<ExitCode, String> {
+    let files: Vec<(LayerKind, PathBuf)> = match file {
+        Some(f) => {
+            let kind = match layer {
+                Some(LayerArg::User) => LayerKind::User,
+                Some(LayerArg::Project) => LayerKind::Project,
+                None if f.ends_with(".loopguard/policy.toml") => LayerKind::Project,
+                None => LayerKind::User,
+            };
+            if !f.exists() {
+                return Err(format!("{} does not exist", f.display()));
+            }
+            vec![(kind, f)]
+        }
+        None => {
+            let workspace = env.workspace_for(&cwd()?);
+            let mut v = Vec::new();
+            if let Some(u) = env.user_policy() {
+                v.push((LayerKind::User, u));
+            }
+            v.push((LayerKind::Project, state::project_policy(&workspace)));
+            v
+        }
+    };
+    let mut texts = Vec::new();
+    for (kind, path) in &files {
+        match std::fs::read_to_string(path) {
+            Ok(t) => texts.push((*kind, path.clone(), t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+    match Policy::from_layers(&texts) {
+        Ok(_) => {
+            for (kind, path, _) in &texts {
+                println!("ok: {} ({} layer)", path.display(), kind.as_str());
+            }
+            if texts.is_empty() {
+                println!("ok: no policy files; the built-in policy applies");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let sources: Vec<(PathBuf, String)> = texts.into_iter().map(|(_, p, t)| (p, t)).collect();
+            eprint!("{}", diag::render(&e, &sources));
+            eprintln!("{} problem(s); while the policy does not load, the hook denies every call.", e.diagnostics.len());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn logs(env: &Env, which: &LogSelect) -> Result<Vec<loopguard_audit::AuditLog>, String> {
+    if let Some(p) = &which.log {
+        return Ok(vec![loopguard_audit::AuditLog::new(p)]);
+    }
+    let home = env.state_home()?;
+    if which.all {
+        let dir = home.join("audit");
+        let mut v: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(format!("cannot list {}: {e}", dir.display())),
+        };
+        v.sort();
+        return Ok(v.into_iter().map(loopguard_audit::AuditLog::new).collect());
+    }
+    Ok(vec![state::audit_log(&home, &env.workspace_for(&cwd()?))])
+}
+
+fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
+    match command {
+        AuditCommand::Verify { which } => {
+            let mut all_ok = true;
+            let logs = logs(env, &which)?;
+            if logs.is_empty() {
+                println!("no audit logs");
+            }
+            for log in logs {
+                let r = log.verify().map_err(|e| format!("{}: {e}", log.path().display()))?;
+                match &r.problem {
+                    None => println!("ok: {} ({} events, chain intact)", log.path().display(), r.events),
+                    Some(p) => {
+                        all_ok = false;
+                        let at = if p.line > 0 { format!(":{}", p.line) } else { String::new() };
+                        println!("TAMPERED: {}{at}: {} ({} events verified before it)", log.path().display(), p.message, r.events);
+                    }
+                }
+            }
+            Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        AuditCommand::Tail { which, lines, json } => {
+            for log in logs(env, &which)? {
+                for ev in log.tail(lines).map_err(|e| e.to_string())? {
+                    if json {
+                        println!("{}", ev.to_line());
+                    } else {
+                        println!("{}", loopguard::demo::describe_event(&ev));
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

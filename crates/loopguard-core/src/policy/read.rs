@@ -238,10 +238,10 @@ impl Reader<'_> {
             return;
         };
         for item in items.iter() {
-            if let Some(t) = self.table(item, "[[commands]] entry") {
-                if let Some(rule) = self.command(t, item.span()) {
-                    layer.commands.push(rule);
-                }
+            if let Some(t) = self.table(item, "[[commands]] entry")
+                && let Some(rule) = self.command(t, item.span())
+            {
+                layer.commands.push(rule);
             }
         }
     }

@@ -175,11 +175,11 @@ fn check_rm(c: &Command, cwd: &Path, ctx: &Context, paths: &PathValidator, out: 
             }
             continue;
         }
-        if recursive || force {
-            if let Some(f) = classify_rm_target(word, cwd, &workspace, home.as_deref()) {
-                out.push(f);
-                continue;
-            }
+        if (recursive || force)
+            && let Some(f) = classify_rm_target(word, cwd, &workspace, home.as_deref())
+        {
+            out.push(f);
+            continue;
         }
         if let Some(f) = paths.check_write(strip_glob(word), cwd, "rm target") {
             out.push(f);
@@ -208,10 +208,8 @@ fn classify_rm_target(word: &str, cwd: &Path, workspace: &Path, home: Option<&Pa
     if target == Path::new("/") {
         return hit(DESTRUCTIVE_RM_ROOT, "the whole filesystem");
     }
-    if let Some(h) = home {
-        if h.starts_with(&target) {
-            return hit(DESTRUCTIVE_RM_HOME, "the home directory");
-        }
+    if home.is_some_and(|h| h.starts_with(&target)) {
+        return hit(DESTRUCTIVE_RM_HOME, "the home directory");
     }
     if target == workspace {
         return hit(DESTRUCTIVE_RM_WORKSPACE, "the whole workspace");

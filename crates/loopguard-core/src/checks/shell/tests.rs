@@ -143,8 +143,22 @@ fn oversized_and_deep_input_is_refused() {
     assert!(matches!(split(&big), Err(ShellError::TooLarge(_))));
     let deep = format!("{}x{}", "$(".repeat(MAX_DEPTH + 2), ")".repeat(MAX_DEPTH + 2));
     assert_eq!(split(&deep), Err(ShellError::TooDeep));
-    let deep_sh = "bash -c ".repeat(1) + &"'bash -c \"".repeat(1);
-    assert!(split(&deep_sh).is_err());
+}
+
+fn nest_sh(levels: usize) -> String {
+    let mut s = "rm -rf /".to_string();
+    for _ in 0..levels {
+        s = format!("bash -c '{}'", s.replace('\'', r"'\''"));
+    }
+    s
+}
+
+#[test]
+fn nested_sh_c_is_followed_to_a_bound() {
+    let cmds = commands(&split(&nest_sh(5)).unwrap(), None).unwrap();
+    assert_eq!(cmds[0].program, "rm");
+    assert_eq!(cmds.len(), 6);
+    assert_eq!(commands(&split(&nest_sh(MAX_DEPTH + 2)).unwrap(), None), Err(ShellError::TooDeep));
 }
 
 #[test]

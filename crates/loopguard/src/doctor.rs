@@ -1,0 +1,189 @@
+//! `loopguard doctor`: is loopguard installed and working here?
+
+use crate::install::{EVENTS, loopguard_binary};
+use crate::state::{Env, project_policy};
+use loopguard_core::Policy;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// One check's result.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// What was checked.
+    pub name: &'static str,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+/// All checks.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// In the order run.
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// Whether every check passed.
+    pub fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+
+    /// Human-readable lines.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for c in &self.checks {
+            s.push_str(&format!("{} {}: {}\n", if c.ok { "ok  " } else { "FAIL" }, c.name, c.detail));
+        }
+        s.push_str(if self.ok() { "all checks passed\n" } else { "some checks failed\n" });
+        s
+    }
+
+    fn push(&mut self, name: &'static str, result: Result<String, String>) {
+        let (ok, detail) = match result {
+            Ok(d) => (true, d),
+            Err(d) => (false, d),
+        };
+        self.checks.push(Check { name, ok, detail });
+    }
+}
+
+/// Runs every check for the workspace of `cwd`.
+pub fn run(env: &Env, cwd: &Path) -> Report {
+    let workspace = env.workspace_for(cwd);
+    let mut report = Report::default();
+    let hooks = installed_hooks(env, &workspace);
+    let binary = hooks.as_ref().ok().and_then(|(_, b)| b.clone());
+    report.push("hooks", hooks.map(|(d, _)| d));
+    report.push("policy", check_policy(env, &workspace));
+    report.push("state home", check_state_home(env));
+    let exe = binary.or_else(|| std::env::current_exe().ok());
+    report.push("sample deny", match exe {
+        Some(exe) => sample_deny(&exe, &workspace),
+        None => Err("cannot find a loopguard binary to test".into()),
+    });
+    report
+}
+
+fn settings_files(env: &Env, workspace: &Path) -> Vec<PathBuf> {
+    let mut v = vec![workspace.join(".claude/settings.json"), workspace.join(".claude/settings.local.json")];
+    if let Some(h) = &env.home {
+        v.push(h.join(".claude/settings.json"));
+    }
+    v
+}
+
+/// Which events have a loopguard hook, and whether the binaries they run exist.
+fn installed_hooks(env: &Env, workspace: &Path) -> Result<(String, Option<PathBuf>), String> {
+    let mut covered: Vec<&str> = Vec::new();
+    let mut binary: Option<PathBuf> = None;
+    let mut problems = Vec::new();
+    let mut found_in = Vec::new();
+    for file in settings_files(env, workspace) {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let v: Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push(format!("{} is not valid JSON: {e}", file.display()));
+                continue;
+            }
+        };
+        for (event, _) in EVENTS {
+            let cmds = v["hooks"][event]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+                .filter_map(|h| h["command"].as_str())
+                .filter_map(loopguard_binary);
+            for prog in cmds {
+                covered.push(event);
+                if !found_in.contains(&file) {
+                    found_in.push(file.clone());
+                }
+                if !is_executable(&prog) {
+                    problems.push(format!("{} runs {}, which is not an executable file", file.display(), prog.display()));
+                } else {
+                    binary.get_or_insert(prog);
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> = EVENTS.iter().map(|(e, _)| *e).filter(|e| !covered.contains(e)).collect();
+    if found_in.is_empty() {
+        return Err("no loopguard hook in any Claude Code settings file; run `loopguard install claude-code`".into());
+    }
+    if !missing.is_empty() {
+        problems.push(format!("no loopguard hook for {}; run `loopguard install claude-code` again", missing.join(", ")));
+    }
+    if problems.is_empty() {
+        let files: Vec<String> = found_in.iter().map(|f| f.display().to_string()).collect();
+        Ok((format!("all {} events hooked in {}", EVENTS.len(), files.join(", ")), binary))
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.is_absolute() && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
+    match Policy::load(env.user_policy().as_deref(), Some(&project_policy(workspace))) {
+        Ok(p) => {
+            let layers: Vec<&str> = p.sources().iter().map(|s| s.kind.as_str()).collect();
+            Ok(format!("loads ({})", layers.join(" < ")))
+        }
+        Err(e) => Err(format!("does not load, so every call is denied:\n{e}")),
+    }
+}
+
+fn check_state_home(env: &Env) -> Result<String, String> {
+    let home = env.state_home()?;
+    loopguard_audit::create_private_dir(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let probe = home.join(format!(".doctor-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"probe").map_err(|e| format!("{} is not writable: {e}", home.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(format!("{} is writable", home.display()))
+}
+
+/// Feeds `rm -rf /` to the hook binary (with a throwaway state home) and expects a deny.
+fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
+    let tmp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
+    let input = serde_json::json!({
+        "session_id": "loopguard-doctor",
+        "transcript_path": "",
+        "cwd": workspace,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": { "command": "rm -rf /", "description": "doctor check" },
+        "tool_use_id": "doctor"
+    });
+    let mut child = Command::new(exe)
+        .args(["hook", "claude-code"])
+        .env("LOOPGUARD_HOME", tmp.path())
+        .env("CLAUDE_PROJECT_DIR", workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.to_string().as_bytes());
+    }
+    let out = child.wait_with_output().map_err(|e| format!("{} did not finish: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.trim()).map_err(|_| format!("unexpected hook output: {stdout:?}"))?;
+    let decision = v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap_or("");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap_or("");
+    if decision == "deny" && reason.contains("destructive-rm-root") {
+        Ok(format!("`rm -rf /` is denied by {}", exe.display()))
+    } else {
+        Err(format!("`rm -rf /` was not denied by {} (decision {decision:?}, exit {:?})", exe.display(), out.status.code()))
+    }
+}

@@ -1,0 +1,307 @@
+//! `loopguard hook claude-code`: Claude Code's hook protocol (see shared/claude-code/PROTOCOL.md).
+//!
+//! - PreToolUse: the gate decides. Allow prints nothing and exits 0, so the host's own
+//!   permission flow still applies; ask and deny print the JSON decision with a reason the
+//!   model can act on.
+//! - PostToolUse, PostToolUseFailure, SessionStart, SessionEnd, UserPromptSubmit, Stop: audited.
+//! - Anything wrong (bad input, unknown event, internal error, deadline): a JSON deny on stdout,
+//!   the reason on stderr, exit 2. Stop is the exception: exit 2 there would make the agent keep
+//!   going, so a failing Stop exits 0 with the reason on stderr.
+
+use super::{HookOutcome, MAX_INPUT_BYTES, read_bounded, run_with_deadline};
+use crate::sessions::{HostProcess, Sessions};
+use crate::state::{Env, audit_log, project_policy, sha256_hex};
+use loopguard_audit::{AuditLog, EventKind, NewEvent};
+use loopguard_core::reasons::*;
+use loopguard_core::{Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict};
+use serde_json::{Map, Value, json};
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How one hook call runs.
+#[derive(Debug, Clone)]
+pub struct HookConfig {
+    /// The environment (state home, home, project dir).
+    pub env: Env,
+    /// Answer (with a deny) if not done by then.
+    pub deadline: Duration,
+}
+
+/// Runs one hook call: reads the event from `stdin`, decides, answers. Never panics, never
+/// blocks past the deadline.
+pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome {
+    let deadline = config.deadline;
+    let env = config.env;
+    run_with_deadline(
+        deadline,
+        move || match read_bounded(stdin) {
+            Ok(bytes) => handle(&bytes, &env),
+            Err(e) => fail(HOOK_INPUT_INVALID, &format!("cannot read the hook input: {e}")),
+        },
+        || fail(INTERNAL_ERROR, "loopguard failed internally while deciding; the call is denied."),
+        || {
+            fail(
+                HOOK_DEADLINE_EXCEEDED,
+                &format!("loopguard did not decide within its {} ms deadline; the call is denied.", deadline.as_millis()),
+            )
+        },
+    )
+}
+
+/// The deny every failure answers with: JSON deny on stdout (honoured if this was a
+/// PreToolUse), reason on stderr, exit 2 (blocks whatever the event was).
+pub fn fail(code: &str, message: &str) -> HookOutcome {
+    let d = Decision::fail_closed(code, message);
+    HookOutcome { stdout: decision_json(&d), stderr: format!("{}\n", d.explain()), exit: 2 }
+}
+
+fn decision_json(d: &Decision) -> String {
+    let v = json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": d.verdict().as_str(),
+            "permissionDecisionReason": d.explain(),
+        }
+    });
+    format!("{v}\n")
+}
+
+fn answer(d: &Decision) -> HookOutcome {
+    match d.verdict() {
+        Verdict::Allow => HookOutcome { stdout: String::new(), stderr: String::new(), exit: 0 },
+        Verdict::Ask | Verdict::Deny => HookOutcome { stdout: decision_json(d), stderr: String::new(), exit: 0 },
+    }
+}
+
+fn ok() -> HookOutcome {
+    HookOutcome { stdout: String::new(), stderr: String::new(), exit: 0 }
+}
+
+/// A hook event's common fields, checked.
+struct Event<'a> {
+    obj: &'a Map<String, Value>,
+    name: &'a str,
+    session: &'a str,
+    cwd: PathBuf,
+}
+
+fn field_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("`{key}` must be a string, found {}", type_name(other))),
+        None => Err(format!("`{key}` is missing")),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_event(bytes: &[u8]) -> Result<(Value, String), (String, String)> {
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err((HOOK_INPUT_TOO_LARGE.into(), format!("the hook input is larger than {MAX_INPUT_BYTES} bytes")));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| (HOOK_INPUT_INVALID.to_string(), "the hook input is not UTF-8".to_string()))?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| (HOOK_INPUT_INVALID.to_string(), format!("the hook input is not valid JSON: {e}")))?;
+    let name = match v.as_object().map(|o| field_str(o, "hook_event_name")) {
+        Some(Ok(n)) => n.to_string(),
+        Some(Err(e)) => return Err((HOOK_INPUT_INVALID.into(), e)),
+        None => return Err((HOOK_INPUT_INVALID.into(), format!("the hook input must be a JSON object, found {}", type_name(&v)))),
+    };
+    Ok((v, name))
+}
+
+/// Handles one hook input (already read). Pure apart from the state home and policy files.
+pub fn handle(bytes: &[u8], env: &Env) -> HookOutcome {
+    let (value, name) = match parse_event(bytes) {
+        Ok(x) => x,
+        Err((code, msg)) => return fail_audited(env, None, &code, &msg),
+    };
+    let Some(obj) = value.as_object() else {
+        return fail(HOOK_INPUT_INVALID, "the hook input must be a JSON object");
+    };
+    let common = field_str(obj, "session_id").and_then(|s| {
+        let cwd = PathBuf::from(field_str(obj, "cwd")?);
+        if cwd.is_absolute() { Ok((s, cwd)) } else { Err("`cwd` must be an absolute path".into()) }
+    });
+    let (session, cwd) = match common {
+        Ok(x) => x,
+        Err(e) => return fail_audited(env, None, HOOK_INPUT_INVALID, &format!("the {name} input is invalid: {e}")),
+    };
+    let ev = Event { obj, name: &name, session, cwd };
+    let result = match ev.name {
+        "PreToolUse" => return pre_tool_use(&ev, env),
+        "PostToolUse" | "PostToolUseFailure" => post_tool_use(&ev, env),
+        "SessionStart" => session_start(&ev, env),
+        "SessionEnd" => session_end(&ev, env),
+        "UserPromptSubmit" => user_prompt(&ev, env),
+        "Stop" | "SubagentStop" => {
+            return match stop(&ev, env) {
+                Ok(()) => ok(),
+                // Exit 2 on Stop would force the agent to continue: report and let it stop.
+                Err(e) => HookOutcome { stdout: String::new(), stderr: format!("loopguard: {e}\n"), exit: 0 },
+            };
+        }
+        other => {
+            let msg = format!("`{other}` is not a hook event loopguard handles; denied.");
+            return fail_audited(env, Some(&ev), HOOK_UNKNOWN_EVENT, &msg);
+        }
+    };
+    match result {
+        Ok(()) => ok(),
+        Err((code, msg)) => fail(code, &msg),
+    }
+}
+
+/// Fails, and records the failure in the audit log when there is a log to record it in.
+fn fail_audited(env: &Env, ev: Option<&Event<'_>>, code: &str, message: &str) -> HookOutcome {
+    let cwd = ev.map(|e| e.cwd.clone()).or_else(|| env.claude_project_dir.clone());
+    if let (Some(cwd), Ok(state)) = (cwd, env.state_home()) {
+        let log = audit_log(&state, &env.workspace_for(&cwd));
+        let mut e = NewEvent::new(ev.map_or("", |e| e.session), EventKind::HookError);
+        e.decision = Some("deny".into());
+        e.reasons = vec![code.to_string()];
+        e.details = ev.map(|e| json!({ "event": e.name }));
+        let _ = log.append(e);
+    }
+    fail(code, message)
+}
+
+struct Place {
+    workspace: PathBuf,
+    log: AuditLog,
+    state: PathBuf,
+}
+
+fn place(ev: &Event<'_>, env: &Env) -> Result<Place, (&'static str, String)> {
+    let state = env.state_home().map_err(|e| (STATE_UNAVAILABLE, e))?;
+    let workspace = env.workspace_for(&ev.cwd);
+    let log = audit_log(&state, &workspace);
+    Ok(Place { workspace, log, state })
+}
+
+fn new_event(ev: &Event<'_>, kind: EventKind) -> NewEvent {
+    let mut e = NewEvent::new(ev.session, kind);
+    e.tool = ev.obj.get("tool_name").and_then(Value::as_str).map(String::from);
+    e.tool_use_id = ev.obj.get("tool_use_id").and_then(Value::as_str).map(String::from);
+    e
+}
+
+fn write(log: &AuditLog, e: NewEvent) -> Result<(), (&'static str, String)> {
+    log.append(e).map(|_| ()).map_err(|err| (AUDIT_WRITE_FAILED, format!("loopguard could not write its audit log: {err}")))
+}
+
+fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
+    let tool = match field_str(ev.obj, "tool_name") {
+        Ok(t) => t,
+        Err(e) => return fail_audited(env, Some(ev), HOOK_INPUT_INVALID, &format!("the PreToolUse input is invalid: {e}")),
+    };
+    let Some(input) = ev.obj.get("tool_input") else {
+        return fail_audited(env, Some(ev), HOOK_INPUT_INVALID, "the PreToolUse input is invalid: `tool_input` is missing");
+    };
+    let p = match place(ev, env) {
+        Ok(p) => p,
+        Err((code, msg)) => return fail(code, &msg),
+    };
+    let mode = ev.obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
+    let decision = match Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace))) {
+        Ok(policy) => {
+            let call = ToolCall { tool: tool.to_string(), input: input.clone(), cwd: ev.cwd.clone(), session: Some(ev.session.to_string()) };
+            let ctx = Context::new(&p.workspace).with_home(env.home.as_deref()).with_mode(mode);
+            Gate::new(&policy).evaluate(&call, &ctx)
+        }
+        Err(e) => Decision::fail_closed(
+            POLICY_INVALID,
+            format!("The loopguard policy does not load, so every call is denied until a human fixes it: {e}"),
+        ),
+    };
+    let mut e = new_event(ev, EventKind::PreToolUse);
+    e.decision = Some(decision.verdict().as_str().into());
+    e.reasons = decision.codes();
+    e.details = Some(json!({
+        "input_sha256": sha256_hex(input.to_string().as_bytes()),
+        "risk": decision.risk().as_str(),
+        "required": decision.required_level().as_str(),
+        "effective": decision.effective_level().map(|l| l.as_str()),
+    }));
+    let decision = match write(&p.log, e) {
+        Ok(()) => decision,
+        Err((code, msg)) => decision.escalate_to_deny(Reason::new(
+            code,
+            Verdict::Deny,
+            RiskLevel::Critical,
+            format!("{msg}; without evidence nothing runs."),
+        )),
+    };
+    // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
+    let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current());
+    answer(&decision)
+}
+
+fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
+    let p = place(ev, env)?;
+    let failed = ev.name == "PostToolUseFailure";
+    let mut e = new_event(ev, if failed { EventKind::PostToolUseFailure } else { EventKind::PostToolUse });
+    let size = |k: &str| ev.obj.get(k).map(|v| v.to_string().len());
+    e.details = Some(json!({
+        "response_bytes": size("tool_response"),
+        "error_bytes": size("error"),
+        "is_interrupt": ev.obj.get("is_interrupt").and_then(Value::as_bool),
+        "duration_ms": ev.obj.get("duration_ms").and_then(Value::as_u64),
+    }));
+    write(&p.log, e)
+}
+
+fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
+    let p = place(ev, env)?;
+    let sessions = Sessions::new(&p.state, &p.workspace);
+    let io = |e: std::io::Error| (STATE_UNAVAILABLE, format!("session markers: {e}"));
+    for left in sessions.abandoned(ev.session).map_err(io)? {
+        let mut e = NewEvent::new(&left.session, EventKind::SessionEnd);
+        e.details = Some(json!({ "recovered": true, "started": left.started, "closed_by": ev.session }));
+        write(&p.log, e)?;
+        sessions.close(&left.session).map_err(io)?;
+    }
+    let mut e = new_event(ev, EventKind::SessionStart);
+    e.details = Some(json!({
+        "source": ev.obj.get("source").and_then(Value::as_str),
+        "workspace": p.workspace.display().to_string(),
+    }));
+    write(&p.log, e)?;
+    sessions.open(ev.session, HostProcess::of_current()).map_err(io)?;
+    Ok(())
+}
+
+fn session_end(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
+    let p = place(ev, env)?;
+    let mut e = new_event(ev, EventKind::SessionEnd);
+    e.details = Some(json!({ "reason": ev.obj.get("reason").and_then(Value::as_str) }));
+    write(&p.log, e)?;
+    Sessions::new(&p.state, &p.workspace)
+        .close(ev.session)
+        .map_err(|e| (STATE_UNAVAILABLE, format!("session markers: {e}")))
+}
+
+fn user_prompt(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
+    let p = place(ev, env)?;
+    let mut e = new_event(ev, EventKind::UserPromptSubmit);
+    // The prompt itself may hold secrets: only its size goes to the log.
+    e.details = Some(json!({ "prompt_bytes": ev.obj.get("prompt").and_then(Value::as_str).map(str::len) }));
+    write(&p.log, e)
+}
+
+fn stop(ev: &Event<'_>, env: &Env) -> Result<(), String> {
+    let p = place(ev, env).map_err(|(_, m)| m)?;
+    let mut e = new_event(ev, EventKind::Stop);
+    e.details = Some(json!({ "event": ev.name }));
+    write(&p.log, e).map_err(|(_, m)| m)
+}

@@ -1,0 +1,10 @@
+//! The `loopguard` command: host adapters (Claude Code), the audit and policy commands,
+//! installation, the doctor and the demo. The deciding happens in `loopguard-core`; this crate
+//! only translates and orchestrates.
+
+pub mod demo;
+pub mod doctor;
+pub mod hook;
+pub mod install;
+pub mod sessions;
+pub mod state;
