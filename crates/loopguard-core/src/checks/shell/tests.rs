@@ -158,7 +158,11 @@ fn nested_sh_c_is_followed_to_a_bound() {
     let cmds = commands(&split(&nest_sh(5)).unwrap(), None).unwrap();
     assert_eq!(cmds[0].program, "rm");
     assert_eq!(cmds.len(), 6);
-    assert_eq!(commands(&split(&nest_sh(MAX_DEPTH + 2)).unwrap(), None), Err(ShellError::TooDeep));
+    // Quoting grows 4x per level, so depth past the bound is shown with eval, which needs none.
+    let evals = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH + 2));
+    assert_eq!(commands(&split(&evals).unwrap(), None), Err(ShellError::TooDeep));
+    let ok = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH - 1));
+    assert_eq!(commands(&split(&ok).unwrap(), None).unwrap()[0].program, "rm");
 }
 
 #[test]
