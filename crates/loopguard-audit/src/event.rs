@@ -49,7 +49,15 @@ pub struct NewEvent {
 impl NewEvent {
     /// An event with only a session and a kind.
     pub fn new(session: impl Into<String>, kind: EventKind) -> Self {
-        NewEvent { session: session.into(), kind, tool: None, tool_use_id: None, decision: None, reasons: Vec::new(), details: None }
+        NewEvent {
+            session: session.into(),
+            kind,
+            tool: None,
+            tool_use_id: None,
+            decision: None,
+            reasons: Vec::new(),
+            details: None,
+        }
     }
 }
 
@@ -119,7 +127,8 @@ impl AuditEvent {
 
     /// Parses a line and checks that it is in canonical form and its hash matches.
     pub fn parse_line(line: &str) -> Result<AuditEvent, String> {
-        let ev: AuditEvent = serde_json::from_str(line).map_err(|e| format!("not a valid event: {e}"))?;
+        let ev: AuditEvent =
+            serde_json::from_str(line).map_err(|e| format!("not a valid event: {e}"))?;
         if ev.to_line() != line {
             return Err("not in canonical form (the line was edited)".into());
         }

@@ -1,5 +1,5 @@
-use crate::event::{AuditEvent, GENESIS_HASH};
 use crate::AuditError;
+use crate::event::{AuditEvent, GENESIS_HASH};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -50,9 +50,17 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let problem = match anchor {
                 Ok(None) => None,
-                _ => Some(Problem { line: 0, message: "the log file is missing but its head anchor exists (log deleted)".into() }),
+                _ => Some(Problem {
+                    line: 0,
+                    message: "the log file is missing but its head anchor exists (log deleted)"
+                        .into(),
+                }),
             };
-            return Ok(VerifyReport { events: 0, head_hash: None, problem });
+            return Ok(VerifyReport {
+                events: 0,
+                head_hash: None,
+                problem,
+            });
         }
         Err(e) => return Err(e.into()),
     };
@@ -75,7 +83,12 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
         }
         lineno += 1;
         if buf.last() != Some(&b'\n') {
-            return Ok(fail(lineno, count, &prev_hash, "the last line is incomplete (truncated mid-line)".into()));
+            return Ok(fail(
+                lineno,
+                count,
+                &prev_hash,
+                "the last line is incomplete (truncated mid-line)".into(),
+            ));
         }
         let Ok(line) = std::str::from_utf8(&buf[..buf.len() - 1]) else {
             return Ok(fail(lineno, count, &prev_hash, "not UTF-8".into()));
@@ -89,11 +102,20 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
                 lineno,
                 count,
                 &prev_hash,
-                format!("sequence number {} where {} was expected (a line was deleted, inserted or moved)", ev.seq, count + 1),
+                format!(
+                    "sequence number {} where {} was expected (a line was deleted, inserted or moved)",
+                    ev.seq,
+                    count + 1
+                ),
             ));
         }
         if ev.prev_hash != prev_hash {
-            return Ok(fail(lineno, count, &prev_hash, "prev_hash does not match the previous line (the chain is broken)".into()));
+            return Ok(fail(
+                lineno,
+                count,
+                &prev_hash,
+                "prev_hash does not match the previous line (the chain is broken)".into(),
+            ));
         }
         before_last = std::mem::replace(&mut prev_hash, ev.hash);
         count += 1;
@@ -101,7 +123,10 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
     let head_hash = (count > 0).then(|| prev_hash.clone());
     let problem = match anchor {
         Err(message) => Some(Problem { line: 0, message }),
-        Ok(None) if count > 0 => Some(Problem { line: 0, message: "the head anchor is missing".into() }),
+        Ok(None) if count > 0 => Some(Problem {
+            line: 0,
+            message: "the head anchor is missing".into(),
+        }),
         Ok(None) => None,
         Ok(Some((seq, hash))) => {
             if seq == count && hash == prev_hash {
@@ -109,16 +134,27 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
             } else if seq > count {
                 Some(Problem {
                     line: count + 1,
-                    message: format!("the log ends at event {count} but the head anchor records event {seq} (lines were cut off the end)"),
+                    message: format!(
+                        "the log ends at event {count} but the head anchor records event {seq} (lines were cut off the end)"
+                    ),
                 })
             } else if seq + 1 == count && hash == before_last {
                 // A writer died between appending its line and updating the head: the line is
                 // chained correctly, so this is a lagging anchor, not tampering.
                 None
             } else {
-                Some(Problem { line: 0, message: format!("the head anchor (event {seq}) does not match the log's last event {count}") })
+                Some(Problem {
+                    line: 0,
+                    message: format!(
+                        "the head anchor (event {seq}) does not match the log's last event {count}"
+                    ),
+                })
             }
         }
     };
-    Ok(VerifyReport { events: count, head_hash, problem })
+    Ok(VerifyReport {
+        events: count,
+        head_hash,
+        problem,
+    })
 }

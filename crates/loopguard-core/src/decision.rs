@@ -62,7 +62,13 @@ impl Reason {
         risk: RiskLevel,
         message: impl Into<String>,
     ) -> Self {
-        Reason { code: code.into(), verdict, risk, message: message.into(), remedy: None }
+        Reason {
+            code: code.into(),
+            verdict,
+            risk,
+            message: message.into(),
+            remedy: None,
+        }
     }
 
     /// Adds what would make the call pass.
@@ -93,13 +99,28 @@ impl Decision {
         required: AutonomyLevel,
         effective: Option<AutonomyLevel>,
     ) -> Self {
-        let verdict = findings.iter().map(|f| f.verdict).max().unwrap_or(Verdict::Allow);
-        let risk = findings.iter().map(|f| f.risk).fold(base_risk, std::cmp::max);
-        let mut reasons: Vec<Reason> =
-            findings.into_iter().filter(|f| f.verdict > Verdict::Allow).collect();
+        let verdict = findings
+            .iter()
+            .map(|f| f.verdict)
+            .max()
+            .unwrap_or(Verdict::Allow);
+        let risk = findings
+            .iter()
+            .map(|f| f.risk)
+            .fold(base_risk, std::cmp::max);
+        let mut reasons: Vec<Reason> = findings
+            .into_iter()
+            .filter(|f| f.verdict > Verdict::Allow)
+            .collect();
         // Stable sort keeps the order checks ran in among equals.
         reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict).then(b.risk.cmp(&a.risk)));
-        Decision { verdict, risk, required, effective, reasons }
+        Decision {
+            verdict,
+            risk,
+            required,
+            effective,
+            reasons,
+        }
     }
 
     /// A deny that does not come from an evaluation: internal errors, bad input, deadlines.
@@ -109,7 +130,12 @@ impl Decision {
             risk: RiskLevel::Critical,
             required: AutonomyLevel::Observe,
             effective: None,
-            reasons: vec![Reason::new(code, Verdict::Deny, RiskLevel::Critical, message)],
+            reasons: vec![Reason::new(
+                code,
+                Verdict::Deny,
+                RiskLevel::Critical,
+                message,
+            )],
         }
     }
 

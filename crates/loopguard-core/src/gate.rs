@@ -41,16 +41,35 @@ impl<'p> Gate<'p> {
 
         match (policy.tool_verdict(&call.tool), meta) {
             (Some(v), _) if v > Verdict::Allow => findings.push(
-                Finding::new(TOOL_POLICY, v, base_risk, format!("The policy sets `{}` for the tool `{}`.", v.as_str(), call.tool))
-                    .with_remedy("use another tool, or ask the human to change [tools] in their policy."),
+                Finding::new(
+                    TOOL_POLICY,
+                    v,
+                    base_risk,
+                    format!(
+                        "The policy sets `{}` for the tool `{}`.",
+                        v.as_str(),
+                        call.tool
+                    ),
+                )
+                .with_remedy(
+                    "use another tool, or ask the human to change [tools] in their policy.",
+                ),
             ),
             (Some(_), _) | (None, Some(_)) => {}
             (None, None) => {
                 let v = policy.unknown_tool();
                 if v > Verdict::Allow {
                     findings.push(
-                        Finding::new(UNKNOWN_TOOL, v, RiskLevel::High, format!("`{}` is not a tool loopguard knows.", call.tool))
-                            .with_remedy(format!("ask the human to add \"{}\" to [tools] in their policy.", call.tool)),
+                        Finding::new(
+                            UNKNOWN_TOOL,
+                            v,
+                            RiskLevel::High,
+                            format!("`{}` is not a tool loopguard knows.", call.tool),
+                        )
+                        .with_remedy(format!(
+                            "ask the human to add \"{}\" to [tools] in their policy.",
+                            call.tool
+                        )),
                     );
                 }
             }
@@ -67,17 +86,30 @@ impl<'p> Gate<'p> {
             match kind {
                 ToolKind::Shell => match call.str_field("command") {
                     Some(cmd) => {
-                        let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
+                        let report =
+                            shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
                         findings.extend(report.findings);
                         required = required.max(report.required.unwrap_or(required));
                     }
-                    None => findings.push(invalid_input(&call.tool, "`command` is missing or not a string")),
+                    None => findings.push(invalid_input(
+                        &call.tool,
+                        "`command` is missing or not a string",
+                    )),
                 },
                 ToolKind::FileWrite => {
-                    let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
+                    let target = call
+                        .str_field("file_path")
+                        .or_else(|| call.str_field("notebook_path"));
                     match target {
-                        Some(p) => findings.extend(paths().check_write(p, &call.cwd, &format!("{} target", call.tool))),
-                        None => findings.push(invalid_input(&call.tool, "`file_path` is missing or not a string")),
+                        Some(p) => findings.extend(paths().check_write(
+                            p,
+                            &call.cwd,
+                            &format!("{} target", call.tool),
+                        )),
+                        None => findings.push(invalid_input(
+                            &call.tool,
+                            "`file_path` is missing or not a string",
+                        )),
                     }
                 }
                 _ => {}
@@ -90,8 +122,13 @@ impl<'p> Gate<'p> {
         }
         match effective {
             None => findings.push(
-                Finding::new(BREAKER_STOPPED, Verdict::Deny, RiskLevel::Critical, "The run's circuit breaker is stopped: loopguard paused this agent.")
-                    .with_remedy("a human must review the run and reset the breaker."),
+                Finding::new(
+                    BREAKER_STOPPED,
+                    Verdict::Deny,
+                    RiskLevel::Critical,
+                    "The run's circuit breaker is stopped: loopguard paused this agent.",
+                )
+                .with_remedy("a human must review the run and reset the breaker."),
             ),
             Some(eff) if required > eff => {
                 let cap = if ctx.breaker < BreakerPosition::FullAuto {
@@ -128,7 +165,12 @@ impl<'p> Gate<'p> {
 }
 
 fn invalid_input(tool: &str, what: &str) -> Finding {
-    Finding::new(TOOL_INPUT_INVALID, Verdict::Deny, RiskLevel::High, format!("`{tool}` input cannot be checked: {what}."))
+    Finding::new(
+        TOOL_INPUT_INVALID,
+        Verdict::Deny,
+        RiskLevel::High,
+        format!("`{tool}` input cannot be checked: {what}."),
+    )
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ codes! {
     AUTONOMY_EXCEEDED = "autonomy-exceeded": "The call needs a higher autonomy level than min(policy level, breaker cap).";
     BREAKER_STOPPED = "breaker-stopped": "The run's circuit breaker is stopped; nothing runs until a human resets it.";
     SHELL_UNPARSABLE = "shell-unparsable": "The shell command could not be split into words (unbalanced quotes, too deep, too long).";
-    SHELL_DYNAMIC = "shell-dynamic-command": "The program name is only known at run time (a variable or command substitution).";
+    SHELL_DYNAMIC = "shell-dynamic-command": "A program name, an rm target or a redirection target is only known at run time (a variable or a command substitution).";
     SHELL_TOO_LARGE = "shell-too-large": "The shell command is longer than the analysis limit.";
     DESTRUCTIVE_RM_ROOT = "destructive-rm-root": "Recursive or forced rm of the filesystem root.";
     DESTRUCTIVE_RM_HOME = "destructive-rm-home": "Recursive or forced rm of the home directory.";
@@ -70,6 +70,8 @@ pub fn is_kebab_case(code: &str) -> bool {
     !code.is_empty()
         && code.len() <= 64
         && code.split('-').all(|w| {
-            !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         })
 }

@@ -40,7 +40,12 @@ const fn meta(
     risk: RiskLevel,
     required: AutonomyLevel,
 ) -> ToolMetadata {
-    ToolMetadata { name, kind, risk, required }
+    ToolMetadata {
+        name,
+        kind,
+        risk,
+        required,
+    }
 }
 
 use AutonomyLevel as A;
@@ -93,13 +98,31 @@ mod tests {
     #[test]
     fn covers_claude_code_tools() {
         for name in [
-            "Bash", "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep",
-            "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite",
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "MultiEdit",
+            "NotebookEdit",
+            "Glob",
+            "Grep",
+            "WebFetch",
+            "WebSearch",
+            "Task",
+            "Agent",
+            "TodoWrite",
         ] {
             assert!(ToolMetadata::lookup(name).is_some(), "{name} missing");
         }
-        assert_eq!(ToolMetadata::lookup("mcp__github__create_issue").map(|m| m.kind), Some(K::Mcp));
-        assert_eq!(ToolMetadata::lookup("bash"), None, "names are case-sensitive");
+        assert_eq!(
+            ToolMetadata::lookup("mcp__github__create_issue").map(|m| m.kind),
+            Some(K::Mcp)
+        );
+        assert_eq!(
+            ToolMetadata::lookup("bash"),
+            None,
+            "names are case-sensitive"
+        );
         assert_eq!(ToolMetadata::lookup("Frobnicate"), None);
     }
 }

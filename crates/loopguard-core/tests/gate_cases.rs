@@ -1,5 +1,7 @@
 //! Runs every row of tests/fixtures/bash-cases.tsv through the gate and reports all failures.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
 use std::path::Path;
 
@@ -39,7 +41,10 @@ fn bash_fixture_cases() {
     let policy = Policy::builtin();
     let gate = Gate::new(&policy);
     let ctx = Context::new(&ws).with_home(Some(&home));
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bash-cases.tsv")).unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bash-cases.tsv"),
+    )
+    .unwrap();
     let mut failures = Vec::new();
     let mut rows = 0;
     for (n, line) in text.lines().enumerate() {
@@ -71,5 +76,10 @@ fn bash_fixture_cases() {
         }
     }
     assert!(rows >= 100, "only {rows} rows read");
-    assert!(failures.is_empty(), "{} of {rows} rows failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {rows} rows failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "loopguard", version, about = "Fail-closed safety gate for autonomous coding agents")]
+#[command(
+    name = "loopguard",
+    version,
+    about = "Fail-closed safety gate for autonomous coding agents"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -148,11 +152,25 @@ fn main() -> ExitCode {
 fn hook_main(args: &[String]) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let outcome = match Cli::try_parse_from(args) {
-        Ok(Cli { command: Command::Hook { host: Host::ClaudeCode, deadline_ms } }) => {
-            let config = hook::claude_code::HookConfig { env: Env::from_process(), deadline: Duration::from_millis(deadline_ms) };
+        Ok(Cli {
+            command:
+                Command::Hook {
+                    host: Host::ClaudeCode,
+                    deadline_ms,
+                },
+        }) => {
+            let config = hook::claude_code::HookConfig {
+                env: Env::from_process(),
+                deadline: Duration::from_millis(deadline_ms),
+            };
             hook::claude_code::run(std::io::stdin(), config)
         }
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
@@ -182,22 +200,38 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let env = Env::from_process();
     match cli.command {
         Command::Hook { .. } => Ok(ExitCode::from(2)),
-        Command::Policy { command: PolicyCommand::Check { file, layer } } => policy_check(&env, file, layer),
-        Command::Policy { command: PolicyCommand::Show { effective: _ } } => {
+        Command::Policy {
+            command: PolicyCommand::Check { file, layer },
+        } => policy_check(&env, file, layer),
+        Command::Policy {
+            command: PolicyCommand::Show { effective: _ },
+        } => {
             let workspace = env.workspace_for(&cwd()?);
-            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
-                .map_err(|e| format!("the policy does not load:\n{e}"))?;
+            let policy = Policy::load(
+                env.user_policy().as_deref(),
+                Some(&state::project_policy(&workspace)),
+            )
+            .map_err(|e| format!("the policy does not load:\n{e}"))?;
             print!("{}", policy.to_effective_toml());
             Ok(ExitCode::SUCCESS)
         }
         Command::Audit { command } => audit(&env, command),
-        Command::Install { host: Host::ClaudeCode, target, dry_run } => {
+        Command::Install {
+            host: Host::ClaudeCode,
+            target,
+            dry_run,
+        } => {
             let path = match (target.user, target.settings) {
                 (_, Some(p)) => p,
-                (true, None) => env.home.clone().ok_or("HOME is not set")?.join(".claude/settings.json"),
+                (true, None) => env
+                    .home
+                    .clone()
+                    .ok_or("HOME is not set")?
+                    .join(".claude/settings.json"),
                 (false, None) => cwd()?.join(".claude/settings.json"),
             };
-            let exe = std::env::current_exe().map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
+            let exe = std::env::current_exe()
+                .map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
             let report = loopguard::install::install_claude_code(&path, &exe, dry_run)?;
             print!("{report}");
             Ok(ExitCode::SUCCESS)
@@ -205,17 +239,29 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Doctor => {
             let report = loopguard::doctor::run(&env, &cwd()?);
             print!("{}", report.render());
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;
-            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
     }
 }
 
-fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Result<ExitCode, String> {
+fn policy_check(
+    env: &Env,
+    file: Option<PathBuf>,
+    layer: Option<LayerArg>,
+) -> Result<ExitCode, String> {
     let files: Vec<(LayerKind, PathBuf)> = match file {
         Some(f) => {
             let kind = match layer {
@@ -258,9 +304,13 @@ fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Re
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            let sources: Vec<(PathBuf, String)> = texts.into_iter().map(|(_, p, t)| (p, t)).collect();
+            let sources: Vec<(PathBuf, String)> =
+                texts.into_iter().map(|(_, p, t)| (p, t)).collect();
             eprint!("{}", diag::render(&e, &sources));
-            eprintln!("{} problem(s); while the policy does not load, the hook denies every call.", e.diagnostics.len());
+            eprintln!(
+                "{} problem(s); while the policy does not load, the hook denies every call.",
+                e.diagnostics.len()
+            );
             Ok(ExitCode::from(1))
         }
     }
@@ -274,7 +324,10 @@ fn logs(env: &Env, which: &LogSelect) -> Result<Vec<loopguard_audit::AuditLog>, 
     if which.all {
         let dir = home.join("audit");
         let mut v: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect(),
+            Ok(rd) => rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(format!("cannot list {}: {e}", dir.display())),
         };
@@ -293,17 +346,36 @@ fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
                 println!("no audit logs");
             }
             for log in logs {
-                let r = log.verify().map_err(|e| format!("{}: {e}", log.path().display()))?;
+                let r = log
+                    .verify()
+                    .map_err(|e| format!("{}: {e}", log.path().display()))?;
                 match &r.problem {
-                    None => println!("ok: {} ({} events, chain intact)", log.path().display(), r.events),
+                    None => println!(
+                        "ok: {} ({} events, chain intact)",
+                        log.path().display(),
+                        r.events
+                    ),
                     Some(p) => {
                         all_ok = false;
-                        let at = if p.line > 0 { format!(":{}", p.line) } else { String::new() };
-                        println!("TAMPERED: {}{at}: {} ({} events verified before it)", log.path().display(), p.message, r.events);
+                        let at = if p.line > 0 {
+                            format!(":{}", p.line)
+                        } else {
+                            String::new()
+                        };
+                        println!(
+                            "TAMPERED: {}{at}: {} ({} events verified before it)",
+                            log.path().display(),
+                            p.message,
+                            r.events
+                        );
                     }
                 }
             }
-            Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if all_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         AuditCommand::Tail { which, lines, json } => {
             for log in logs(env, &which)? {

@@ -39,7 +39,11 @@ pub fn resolve(path: &Path, cwd: &Path) -> Result<PathBuf, PathError> {
     if path.as_os_str().as_bytes().contains(&0) || cwd.as_os_str().as_bytes().contains(&0) {
         return Err(PathError::Nul);
     }
-    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, &joined, false);
     let mut out = PathBuf::from("/");
@@ -61,7 +65,8 @@ pub fn resolve(path: &Path, cwd: &Path) -> Result<PathBuf, PathError> {
                     if hops > MAX_LINK_HOPS {
                         return Err(PathError::LinkLoop);
                     }
-                    let target = std::fs::read_link(&out).map_err(|e| PathError::Io(e.to_string()))?;
+                    let target =
+                        std::fs::read_link(&out).map_err(|e| PathError::Io(e.to_string()))?;
                     out.pop();
                     push_components(&mut queue, &target, true);
                 }
@@ -100,10 +105,12 @@ fn push_components(queue: &mut VecDeque<OsString>, p: &Path, front: bool) {
 
 /// Special files any command may write to.
 fn is_harmless_device(raw: &str) -> bool {
-    matches!(raw, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty")
-        || raw
-            .strip_prefix("/dev/fd/")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    matches!(
+        raw,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    ) || raw
+        .strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Checks write targets against the write roots (the workspace and the policy's extra roots),
@@ -117,7 +124,10 @@ impl PathValidator {
     /// Resolves each root. A root that cannot be resolved is dropped (it then allows nothing);
     /// an empty list allows nothing.
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a Path>) -> Self {
-        let roots = roots.into_iter().filter_map(|r| resolve(r, Path::new("/")).ok()).collect();
+        let roots = roots
+            .into_iter()
+            .filter_map(|r| resolve(r, Path::new("/")).ok())
+            .collect();
         PathValidator { roots }
     }
 
@@ -161,7 +171,10 @@ impl PathValidator {
                 PATH_OUTSIDE_WORKSPACE,
                 Verdict::Deny,
                 RiskLevel::High,
-                format!("{what} `{}`: {e}; an unresolvable target is treated as outside the workspace.", raw.escape_debug()),
+                format!(
+                    "{what} `{}`: {e}; an unresolvable target is treated as outside the workspace.",
+                    raw.escape_debug()
+                ),
             )),
         }
     }
@@ -176,7 +189,10 @@ mod tests {
     fn resolves_dotdot_lexically_for_missing_paths() {
         let r = resolve(Path::new("a/../b/./c"), Path::new("/nonexistent-root-xyz")).unwrap();
         assert_eq!(r, PathBuf::from("/nonexistent-root-xyz/b/c"));
-        assert_eq!(resolve(Path::new("/../.."), Path::new("/")).unwrap(), PathBuf::from("/"));
+        assert_eq!(
+            resolve(Path::new("/../.."), Path::new("/")).unwrap(),
+            PathBuf::from("/")
+        );
     }
 
     #[test]
@@ -197,7 +213,10 @@ mod tests {
         symlink(outside.path().join("deep"), ws.path().join("l")).unwrap();
         // ws/l/.. is outside/, not ws/.
         let real = resolve(Path::new("l/../x"), ws.path()).unwrap();
-        assert_eq!(real, resolve(outside.path(), Path::new("/")).unwrap().join("x"));
+        assert_eq!(
+            real,
+            resolve(outside.path(), Path::new("/")).unwrap().join("x")
+        );
         let v = PathValidator::new([ws.path()]);
         assert!(v.check_write("l/../x", ws.path(), "write").is_some());
     }
@@ -207,7 +226,10 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         symlink(ws.path().join("b"), ws.path().join("a")).unwrap();
         symlink(ws.path().join("a"), ws.path().join("b")).unwrap();
-        assert_eq!(resolve(Path::new("a/x"), ws.path()), Err(PathError::LinkLoop));
+        assert_eq!(
+            resolve(Path::new("a/x"), ws.path()),
+            Err(PathError::LinkLoop)
+        );
         let v = PathValidator::new([ws.path()]);
         assert!(v.check_write("a/x", ws.path(), "write").is_some());
     }
@@ -215,7 +237,10 @@ mod tests {
     #[test]
     fn empty_root_list_allows_nothing() {
         let v = PathValidator::new(std::iter::empty());
-        assert!(v.check_write("/tmp/x", Path::new("/tmp"), "write").is_some());
+        assert!(
+            v.check_write("/tmp/x", Path::new("/tmp"), "write")
+                .is_some()
+        );
     }
 
     #[test]
@@ -225,11 +250,17 @@ mod tests {
             assert!(v.check_write(d, Path::new("/"), "write").is_none(), "{d}");
         }
         assert!(v.check_write("/dev/sda", Path::new("/"), "write").is_some());
-        assert!(v.check_write("/dev/fd/../sda", Path::new("/"), "write").is_some());
+        assert!(
+            v.check_write("/dev/fd/../sda", Path::new("/"), "write")
+                .is_some()
+        );
     }
 
     #[test]
     fn nul_is_rejected() {
-        assert_eq!(resolve(Path::new("a\0b"), Path::new("/")), Err(PathError::Nul));
+        assert_eq!(
+            resolve(Path::new("a\0b"), Path::new("/")),
+            Err(PathError::Nul)
+        );
     }
 }

@@ -29,7 +29,14 @@ impl Diagnostic {
         message: impl Into<String>,
     ) -> Self {
         let (line, col) = line_col(src, span.start);
-        Diagnostic { file: file.to_path_buf(), span, line, col, code, message: message.into() }
+        Diagnostic {
+            file: file.to_path_buf(),
+            span,
+            line,
+            col,
+            code,
+            message: message.into(),
+        }
     }
 }
 

@@ -149,7 +149,10 @@ impl Policy {
             let (layer, mut d) = read_layer(*kind, path, text);
             diags.append(&mut d);
             policy.merge(*kind, path, text, layer, &mut diags);
-            policy.sources.push(PolicySource { kind: *kind, path: path.clone() });
+            policy.sources.push(PolicySource {
+                kind: *kind,
+                path: path.clone(),
+            });
         }
         if let Err(e) = policy.compile_tools() {
             diags.push(Diagnostic {
@@ -164,7 +167,11 @@ impl Policy {
         for (_, path, text) in &all {
             policy.check_examples(path, text, &mut diags);
         }
-        if diags.is_empty() { Ok(policy) } else { Err(PolicyError { diagnostics: diags }) }
+        if diags.is_empty() {
+            Ok(policy)
+        } else {
+            Err(PolicyError { diagnostics: diags })
+        }
     }
 
     fn empty() -> Policy {
@@ -184,7 +191,11 @@ impl Policy {
     /// Denies everything: the answer when even the built-in policy cannot be read.
     fn lockdown() -> Policy {
         let mut p = Policy::empty();
-        p.tools.push(ToolEntry { pattern: "*".into(), verdict: Verdict::Deny, origin: LayerKind::Builtin });
+        p.tools.push(ToolEntry {
+            pattern: "*".into(),
+            verdict: Verdict::Deny,
+            origin: LayerKind::Builtin,
+        });
         let _ = p.compile_tools();
         p
     }
@@ -209,50 +220,96 @@ impl Policy {
         };
         if let Some(v) = layer.unknown_tool {
             if tighten_only && v.value < self.unknown_tool {
-                loosens(v.span, format!("gate.unknown_tool \"{}\" is looser than \"{}\"", v.value.as_str(), self.unknown_tool.as_str()));
+                loosens(
+                    v.span,
+                    format!(
+                        "gate.unknown_tool \"{}\" is looser than \"{}\"",
+                        v.value.as_str(),
+                        self.unknown_tool.as_str()
+                    ),
+                );
             } else {
                 self.unknown_tool = v.value;
             }
         }
         if let Some(v) = layer.autonomy {
             if tighten_only && v.value > self.autonomy {
-                loosens(v.span, format!("gate.autonomy \"{}\" is higher than \"{}\"", v.value.as_str(), self.autonomy.as_str()));
+                loosens(
+                    v.span,
+                    format!(
+                        "gate.autonomy \"{}\" is higher than \"{}\"",
+                        v.value.as_str(),
+                        self.autonomy.as_str()
+                    ),
+                );
             } else {
                 self.autonomy = v.value;
             }
         }
-        self.extra_roots.extend(layer.extra_roots.into_iter().map(|r| r.value));
+        self.extra_roots
+            .extend(layer.extra_roots.into_iter().map(|r| r.value));
         for (name, verdict) in layer.tools {
             if tighten_only {
                 if verdict.value == Verdict::Allow {
-                    loosens(name.span, format!("tools.\"{}\" = \"allow\" can only loosen", name.value));
+                    loosens(
+                        name.span,
+                        format!("tools.\"{}\" = \"allow\" can only loosen", name.value),
+                    );
                     continue;
                 }
                 // Project entries are floors: they are combined with, never replace, the rest.
-                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
+                self.tools.push(ToolEntry {
+                    pattern: name.value,
+                    verdict: verdict.value,
+                    origin: kind,
+                });
             } else if let Some(e) = self.tools.iter_mut().find(|e| e.pattern == name.value) {
                 e.verdict = verdict.value;
                 e.origin = kind;
             } else {
-                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
+                self.tools.push(ToolEntry {
+                    pattern: name.value,
+                    verdict: verdict.value,
+                    origin: kind,
+                });
             }
         }
         for (code, verdict) in layer.rules {
-            let current = self.rules.get(&code.value).copied().unwrap_or(Verdict::Allow);
+            let current = self
+                .rules
+                .get(&code.value)
+                .copied()
+                .unwrap_or(Verdict::Allow);
             if tighten_only && verdict.value < current {
-                loosens(code.span, format!("rules.{} \"{}\" is looser than \"{}\"", code.value, verdict.value.as_str(), current.as_str()));
+                loosens(
+                    code.span,
+                    format!(
+                        "rules.{} \"{}\" is looser than \"{}\"",
+                        code.value,
+                        verdict.value.as_str(),
+                        current.as_str()
+                    ),
+                );
             } else {
                 self.rules.insert(code.value, verdict.value);
             }
         }
         for rule in layer.commands {
-            if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
+            if let Some(prev) = self
+                .commands
+                .iter()
+                .find(|c| c.code.value == rule.code.value)
+            {
                 diags.push(Diagnostic::at(
                     path,
                     text,
                     rule.code.span.clone(),
                     "policy-value",
-                    format!("commands.code `{}` is already defined in {}", rule.code.value, prev.file.display()),
+                    format!(
+                        "commands.code `{}` is already defined in {}",
+                        rule.code.value,
+                        prev.file.display()
+                    ),
                 ));
                 continue;
             }
@@ -280,23 +337,39 @@ impl Policy {
     /// Checks every `[[commands]]` rule written in this file against its own examples.
     fn check_examples(&self, path: &Path, text: &str, diags: &mut Vec<Diagnostic>) {
         for rule in self.commands.iter().filter(|c| c.file == path) {
-            for (examples, want) in [(&rule.examples_match, true), (&rule.examples_not_match, false)] {
+            for (examples, want) in [
+                (&rule.examples_match, true),
+                (&rule.examples_not_match, false),
+            ] {
                 for ex in examples {
                     let got = match shell::rule_matches_command_line(rule, &ex.value) {
                         Ok(m) => m,
                         Err(e) => {
-                            diags.push(Diagnostic::at(path, text, ex.span.clone(), "policy-example", format!("example `{}` does not parse: {e}", ex.value)));
+                            diags.push(Diagnostic::at(
+                                path,
+                                text,
+                                ex.span.clone(),
+                                "policy-example",
+                                format!("example `{}` does not parse: {e}", ex.value),
+                            ));
                             continue;
                         }
                     };
                     if got != want {
-                        let should = if want { "should match but does not" } else { "should not match but does" };
+                        let should = if want {
+                            "should match but does not"
+                        } else {
+                            "should not match but does"
+                        };
                         diags.push(Diagnostic::at(
                             path,
                             text,
                             ex.span.clone(),
                             "policy-example",
-                            format!("rule `{}`: example `{}` {should}", rule.code.value, ex.value),
+                            format!(
+                                "rule `{}`: example `{}` {should}",
+                                rule.code.value, ex.value
+                            ),
                         ));
                     }
                 }
@@ -366,18 +439,35 @@ impl Policy {
     /// The effective policy as TOML, each value annotated with the layer it came from.
     pub fn to_effective_toml(&self) -> String {
         let mut out = String::from("# effective loopguard policy; layers: ");
-        let names: Vec<String> =
-            self.sources.iter().map(|s| format!("{} ({})", s.kind.as_str(), s.path.display())).collect();
+        let names: Vec<String> = self
+            .sources
+            .iter()
+            .map(|s| format!("{} ({})", s.kind.as_str(), s.path.display()))
+            .collect();
         out.push_str(&names.join(" < "));
         out.push_str("\nversion = 1\n\n[gate]\n");
-        out.push_str(&format!("unknown_tool = \"{}\"\n", self.unknown_tool.as_str()));
-        out.push_str(&format!("autonomy = \"{}\"\n\n[workspace]\nextra_roots = [", self.autonomy.as_str()));
-        let roots: Vec<String> =
-            self.extra_roots.iter().map(|r| toml_str(&r.display().to_string())).collect();
+        out.push_str(&format!(
+            "unknown_tool = \"{}\"\n",
+            self.unknown_tool.as_str()
+        ));
+        out.push_str(&format!(
+            "autonomy = \"{}\"\n\n[workspace]\nextra_roots = [",
+            self.autonomy.as_str()
+        ));
+        let roots: Vec<String> = self
+            .extra_roots
+            .iter()
+            .map(|r| toml_str(&r.display().to_string()))
+            .collect();
         out.push_str(&roots.join(", "));
         out.push_str("]\n\n[tools]\n");
         for e in &self.tools {
-            out.push_str(&format!("{} = \"{}\"  # {}\n", toml_str(&e.pattern), e.verdict.as_str(), e.origin.as_str()));
+            out.push_str(&format!(
+                "{} = \"{}\"  # {}\n",
+                toml_str(&e.pattern),
+                e.verdict.as_str(),
+                e.origin.as_str()
+            ));
         }
         out.push_str("\n[rules]\n");
         for (code, v) in &self.rules {
@@ -423,9 +513,13 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read policy file: {e}"))?;
     if bytes.len() as u64 > MAX_POLICY_BYTES {
-        return Err(format!("policy file is larger than {MAX_POLICY_BYTES} bytes"));
+        return Err(format!(
+            "policy file is larger than {MAX_POLICY_BYTES} bytes"
+        ));
     }
-    String::from_utf8(bytes).map(Some).map_err(|_| "policy file is not valid UTF-8".to_string())
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "policy file is not valid UTF-8".to_string())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: a sandboxed home, state home and workspace, and a
 //! way to run the real `loopguard` binary inside it.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,12 @@ impl Sandbox {
         let state = root.path().join("state");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(ws.join(".git")).unwrap();
-        Sandbox { root, home, state, ws }
+        Sandbox {
+            root,
+            home,
+            state,
+            ws,
+        }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -114,7 +119,9 @@ impl Sandbox {
 }
 
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 /// The `hookSpecificOutput` of a PreToolUse answer, or `None` for an empty (allow) answer.
@@ -125,5 +132,8 @@ pub fn decision(out: &Output) -> Option<(String, String)> {
     }
     let v: serde_json::Value = serde_json::from_str(s.trim()).unwrap();
     let h = &v["hookSpecificOutput"];
-    Some((h["permissionDecision"].as_str().unwrap().to_string(), h["permissionDecisionReason"].as_str().unwrap().to_string()))
+    Some((
+        h["permissionDecision"].as_str().unwrap().to_string(),
+        h["permissionDecisionReason"].as_str().unwrap().to_string(),
+    ))
 }

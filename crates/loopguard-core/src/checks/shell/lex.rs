@@ -28,7 +28,10 @@ impl fmt::Display for ShellError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ShellError::TooLarge(n) => {
-                write!(f, "command is {n} bytes, over the {MAX_COMMAND_BYTES}-byte analysis limit")
+                write!(
+                    f,
+                    "command is {n} bytes, over the {MAX_COMMAND_BYTES}-byte analysis limit"
+                )
             }
             ShellError::Unclosed(what) => write!(f, "unclosed {what}"),
             ShellError::TooDeep => write!(f, "nested deeper than {MAX_DEPTH} levels"),
@@ -100,8 +103,9 @@ pub fn split_with_home(cmd: &str, home: Option<&str>) -> Result<Vec<Segment>, Sh
     Ok(out)
 }
 
-const KEYWORDS: &[&str] =
-    &["{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"];
+const KEYWORDS: &[&str] = &[
+    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
+];
 
 struct Lexer<'a> {
     chars: Vec<char>,
@@ -115,7 +119,12 @@ struct Lexer<'a> {
     pending: Vec<(usize, usize, String, bool)>,
 }
 
-fn lex(src: &str, home: Option<&str>, depth: usize, out: &mut Vec<Segment>) -> Result<(), ShellError> {
+fn lex(
+    src: &str,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Segment>,
+) -> Result<(), ShellError> {
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
@@ -125,14 +134,20 @@ fn lex(src: &str, home: Option<&str>, depth: usize, out: &mut Vec<Segment>) -> R
         home,
         depth,
         out,
-        seg: Segment { depth, ..Segment::default() },
+        seg: Segment {
+            depth,
+            ..Segment::default()
+        },
         pending: Vec::new(),
     };
     lx.run()
 }
 
 fn is_meta(c: char) -> bool {
-    matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | ' ' | '\t')
+    matches!(
+        c,
+        ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | ' ' | '\t'
+    )
 }
 
 impl Lexer<'_> {
@@ -148,7 +163,11 @@ impl Lexer<'_> {
         let mut seg = std::mem::take(&mut self.seg);
         seg.depth = self.depth;
         // Reserved words and group braces at the front are syntax, not the program.
-        while seg.words.first().is_some_and(|w| !w.quoted && KEYWORDS.contains(&w.text.as_str())) {
+        while seg
+            .words
+            .first()
+            .is_some_and(|w| !w.quoted && KEYWORDS.contains(&w.text.as_str()))
+        {
             seg.words.remove(0);
         }
         while seg.words.last().is_some_and(|w| !w.quoted && w.text == "}") {
@@ -163,7 +182,10 @@ impl Lexer<'_> {
         } else {
             self.pending.retain(|p| p.0 != usize::MAX);
         }
-        self.seg = Segment { depth: self.depth, ..Segment::default() };
+        self.seg = Segment {
+            depth: self.depth,
+            ..Segment::default()
+        };
     }
 
     fn run(&mut self) -> Result<(), ShellError> {
@@ -232,7 +254,9 @@ impl Lexer<'_> {
     }
 
     fn redirect(&mut self, _fd: Option<String>) -> Result<(), ShellError> {
-        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 3)].iter().collect();
+        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 3)]
+            .iter()
+            .collect();
         let (kind, len) = if rest.starts_with("&>>") {
             (RedirectKind::Append, 3)
         } else if rest.starts_with("&>") {
@@ -240,7 +264,10 @@ impl Lexer<'_> {
         } else if rest.starts_with("<<<") {
             (RedirectKind::HereString, 3)
         } else if rest.starts_with("<<") {
-            (RedirectKind::HereDoc, if rest.starts_with("<<-") { 3 } else { 2 })
+            (
+                RedirectKind::HereDoc,
+                if rest.starts_with("<<-") { 3 } else { 2 },
+            )
         } else if rest.starts_with("<>") {
             (RedirectKind::ReadWrite, 2)
         } else if rest.starts_with(">>") {
@@ -259,15 +286,27 @@ impl Lexer<'_> {
         while matches!(self.peek(), Some(' ' | '\t')) {
             self.pos += 1;
         }
-        if self.peek().is_none_or(|c| is_meta(c) && c != '<' && c != '>') {
+        if self
+            .peek()
+            .is_none_or(|c| is_meta(c) && c != '<' && c != '>')
+        {
             return Err(ShellError::Unclosed("redirection (no target)"));
         }
         let target = self.word()?;
         let literal_body = kind == RedirectKind::HereDoc && target.quoted;
         if kind == RedirectKind::HereDoc {
-            self.pending.push((usize::MAX, self.seg.redirects.len(), target.text.clone(), strip_tabs));
+            self.pending.push((
+                usize::MAX,
+                self.seg.redirects.len(),
+                target.text.clone(),
+                strip_tabs,
+            ));
         }
-        self.seg.redirects.push(Redirect { kind, target, literal_body });
+        self.seg.redirects.push(Redirect {
+            kind,
+            target,
+            literal_body,
+        });
         Ok(())
     }
 
@@ -287,7 +326,11 @@ impl Lexer<'_> {
                 if self.peek() == Some('\n') {
                     self.pos += 1;
                 }
-                let cmp = if strip_tabs { line.trim_start_matches('\t') } else { line.as_str() };
+                let cmp = if strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line.as_str()
+                };
                 if cmp == delim {
                     break;
                 }
@@ -303,8 +346,16 @@ impl Lexer<'_> {
                 // An unquoted body expands substitutions: they run.
                 lex_substitutions_in(&body, self.home, self.depth + 1, self.out)?;
             }
-            if let Some(r) = self.out.get_mut(seg_idx).and_then(|s| s.redirects.get_mut(redir_idx)) {
-                r.target = Word { text: body, dynamic: !literal, quoted: literal };
+            if let Some(r) = self
+                .out
+                .get_mut(seg_idx)
+                .and_then(|s| s.redirects.get_mut(redir_idx))
+            {
+                r.target = Word {
+                    text: body,
+                    dynamic: !literal,
+                    quoted: literal,
+                };
             }
         }
         Ok(())
@@ -453,7 +504,10 @@ impl Lexer<'_> {
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let start = self.pos;
-                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
                     self.pos += 1;
                 }
                 let name: String = self.chars[start..self.pos].iter().collect();
@@ -480,12 +534,16 @@ impl Lexer<'_> {
     /// `$'…'`: ANSI-C quoting. Decodes the escapes bash knows; the result is literal text.
     fn ansi_c(&mut self, w: &mut Word) -> Result<(), ShellError> {
         loop {
-            let Some(c) = self.peek() else { return Err(ShellError::Unclosed("$'…' string")) };
+            let Some(c) = self.peek() else {
+                return Err(ShellError::Unclosed("$'…' string"));
+            };
             self.pos += 1;
             match c {
                 '\'' => return Ok(()),
                 '\\' => {
-                    let Some(e) = self.peek() else { return Err(ShellError::Unclosed("$'…' string")) };
+                    let Some(e) = self.peek() else {
+                        return Err(ShellError::Unclosed("$'…' string"));
+                    };
                     self.pos += 1;
                     match e {
                         'n' => w.text.push('\n'),
@@ -570,7 +628,13 @@ impl Lexer<'_> {
                 (_, '\\') => self.pos += 1,
                 (Some('"'), '"') => quote = None,
                 (None, '\'' | '"') => quote = Some(c),
-                (None, '#') if self.pos < 2 || self.chars.get(self.pos - 2).is_some_and(|p| p.is_whitespace()) => {
+                (None, '#')
+                    if self.pos < 2
+                        || self
+                            .chars
+                            .get(self.pos - 2)
+                            .is_some_and(|p| p.is_whitespace()) =>
+                {
                     while self.peek().is_some_and(|c| c != '\n') {
                         self.pos += 1;
                     }

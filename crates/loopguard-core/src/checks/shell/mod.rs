@@ -45,30 +45,54 @@ pub fn command_rule_matches(rule: &CommandRule, c: &Command) -> bool {
     let (opts, positional) = c.options_and_operands();
     let has_flag = |flag: &str| {
         if flag.starts_with("--") {
-            opts.iter().any(|o| *o == flag || o.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+            opts.iter()
+                .any(|o| *o == flag || o.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
         } else {
-            opts.iter().any(|o| !o.starts_with("--") && o.starts_with('-') && o[1..].contains(flag))
+            opts.iter()
+                .any(|o| !o.starts_with("--") && o.starts_with('-') && o[1..].contains(flag))
         }
     };
     let trim = |s: &str| -> String {
         let t = s.trim_end_matches('/');
-        if t.is_empty() { s.to_string() } else { t.to_string() }
+        if t.is_empty() {
+            s.to_string()
+        } else {
+            t.to_string()
+        }
     };
     rule.flags.iter().all(|f| has_flag(f))
-        && rule.args.iter().all(|a| positional.iter().any(|p| trim(p) == trim(a)))
+        && rule
+            .args
+            .iter()
+            .all(|a| positional.iter().any(|p| trim(p) == trim(a)))
 }
 
 /// Analyses a command line for the gate.
-pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: &[CommandRule], paths: &PathValidator) -> ShellReport {
+pub fn analyze(
+    cmd: &str,
+    cwd: &Path,
+    ctx: &Context,
+    rules: &[CommandRule],
+    paths: &PathValidator,
+) -> ShellReport {
     let mut report = ShellReport::default();
     let home = ctx.home.as_deref().and_then(Path::to_str);
     let segments = match split_with_home(cmd, home) {
         Ok(s) => s,
         Err(e) => {
-            let code = if matches!(e, ShellError::TooLarge(_)) { SHELL_TOO_LARGE } else { SHELL_UNPARSABLE };
+            let code = if matches!(e, ShellError::TooLarge(_)) {
+                SHELL_TOO_LARGE
+            } else {
+                SHELL_UNPARSABLE
+            };
             report.findings.push(
-                Finding::new(code, Verdict::Deny, RiskLevel::High, format!("The command cannot be analysed: {e}."))
-                    .with_remedy("split it into smaller, plainly quoted commands."),
+                Finding::new(
+                    code,
+                    Verdict::Deny,
+                    RiskLevel::High,
+                    format!("The command cannot be analysed: {e}."),
+                )
+                .with_remedy("split it into smaller, plainly quoted commands."),
             );
             return report;
         }
@@ -110,7 +134,13 @@ pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: &[CommandRule], path
         }
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
             report.findings.push(
-                Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
+                Finding::new(
+                    rule.code(),
+                    rule.verdict,
+                    RiskLevel::High,
+                    rule.message.clone(),
+                )
+                .with_remedy(format!(
                     "this is the policy rule `{}` ({} layer); a narrower command may pass.",
                     rule.code(),
                     rule.origin.as_str()
@@ -122,12 +152,21 @@ pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: &[CommandRule], path
     report
 }
 
-fn check_redirects(redirects: &[Redirect], cwd: &Path, paths: &PathValidator, out: &mut Vec<Finding>) {
+fn check_redirects(
+    redirects: &[Redirect],
+    cwd: &Path,
+    paths: &PathValidator,
+    out: &mut Vec<Finding>,
+) {
     for r in redirects {
         let writes = match r.kind {
             RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
             // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
-            RedirectKind::Dup => !r.target.text.chars().all(|c| c.is_ascii_digit() || c == '-'),
+            RedirectKind::Dup => !r
+                .target
+                .text
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-'),
             _ => false,
         };
         if !writes {
@@ -139,7 +178,10 @@ fn check_redirects(redirects: &[Redirect], cwd: &Path, paths: &PathValidator, ou
                     SHELL_DYNAMIC,
                     Verdict::Ask,
                     RiskLevel::High,
-                    format!("The redirection target `{}` is only known at run time.", r.target.text),
+                    format!(
+                        "The redirection target `{}` is only known at run time.",
+                        r.target.text
+                    ),
                 )
                 .with_remedy("redirect to a literal path inside the workspace."),
             );
@@ -154,12 +196,17 @@ fn check_redirects(redirects: &[Redirect], cwd: &Path, paths: &PathValidator, ou
 fn check_rm(c: &Command, cwd: &Path, ctx: &Context, paths: &PathValidator, out: &mut Vec<Finding>) {
     let (opts, _) = c.options_and_operands();
     let flag = |short: char, long: &str| {
-        opts.iter().any(|o| *o == long || (!o.starts_with("--") && o[1..].contains(short)))
+        opts.iter()
+            .any(|o| *o == long || (!o.starts_with("--") && o[1..].contains(short)))
     };
     let recursive = flag('r', "--recursive") || flag('R', "--recursive");
     let force = flag('f', "--force");
-    let workspace = resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone());
-    let home = ctx.home.as_deref().and_then(|h| resolve(h, Path::new("/")).ok());
+    let workspace =
+        resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone());
+    let home = ctx
+        .home
+        .as_deref()
+        .and_then(|h| resolve(h, Path::new("/")).ok());
     for (word, dynamic) in c.operand_words() {
         if dynamic {
             if recursive || force {
@@ -168,7 +215,9 @@ fn check_rm(c: &Command, cwd: &Path, ctx: &Context, paths: &PathValidator, out: 
                         SHELL_DYNAMIC,
                         Verdict::Ask,
                         RiskLevel::High,
-                        format!("`rm` target `{word}` is only known at run time; it could be anything."),
+                        format!(
+                            "`rm` target `{word}` is only known at run time; it could be anything."
+                        ),
                     )
                     .with_remedy("name the directory to remove literally."),
                 );
@@ -197,7 +246,12 @@ fn strip_glob(word: &str) -> &str {
     }
 }
 
-fn classify_rm_target(word: &str, cwd: &Path, workspace: &Path, home: Option<&Path>) -> Option<Finding> {
+fn classify_rm_target(
+    word: &str,
+    cwd: &Path,
+    workspace: &Path,
+    home: Option<&Path>,
+) -> Option<Finding> {
     let target = resolve(Path::new(strip_glob(word)), cwd).ok()?;
     let hit = |code: &str, what: &str| {
         Some(

@@ -2,7 +2,12 @@ use super::*;
 
 fn programs(cmd: &str) -> Vec<String> {
     let segs = split_with_home(cmd, Some("/home/u")).unwrap();
-    commands(&segs, Some("/home/u")).unwrap().into_iter().map(|c| c.program).filter(|p| !p.is_empty()).collect()
+    commands(&segs, Some("/home/u"))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.program)
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 fn argv(cmd: &str) -> Vec<Vec<String>> {
@@ -11,20 +16,30 @@ fn argv(cmd: &str) -> Vec<Vec<String>> {
         .unwrap()
         .into_iter()
         .filter(|c| !c.program.is_empty())
-        .map(|c| std::iter::once(c.program.clone()).chain(c.args.iter().map(|w| w.text.clone())).collect())
+        .map(|c| {
+            std::iter::once(c.program.clone())
+                .chain(c.args.iter().map(|w| w.text.clone()))
+                .collect()
+        })
         .collect()
 }
 
 #[test]
 fn splits_on_every_list_operator() {
-    assert_eq!(programs("a; b && c || d | e & f\ng"), ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(
+        programs("a; b && c || d | e & f\ng"),
+        ["a", "b", "c", "d", "e", "f", "g"]
+    );
     assert_eq!(programs("(a; b) && { c; }"), ["a", "b", "c"]);
     assert_eq!(programs("a |& b"), ["a", "b"]);
 }
 
 #[test]
 fn removes_quotes_and_backslashes() {
-    assert_eq!(argv(r#"\rm -r''f "/" "a b"'c'"#), [["rm", "-rf", "/", "a bc"]]);
+    assert_eq!(
+        argv(r#"\rm -r''f "/" "a b"'c'"#),
+        [["rm", "-rf", "/", "a bc"]]
+    );
     assert_eq!(argv("r\"m\" x"), [["rm", "x"]]);
 }
 
@@ -35,7 +50,10 @@ fn decodes_ansi_c_strings() {
 
 #[test]
 fn lifts_substitutions_out_as_commands() {
-    assert_eq!(programs("echo $(rm -rf /) `git status` <(curl x) \"$(id)\""), ["rm", "git", "curl", "id", "echo"]);
+    assert_eq!(
+        programs("echo $(rm -rf /) `git status` <(curl x) \"$(id)\""),
+        ["rm", "git", "curl", "id", "echo"]
+    );
     assert_eq!(programs("echo $(( $(whoami) + 1 ))"), ["whoami", "echo"]);
 }
 
@@ -43,7 +61,10 @@ fn lifts_substitutions_out_as_commands() {
 fn data_stays_data() {
     assert_eq!(programs(r#"git commit -m "fix rm -rf detection""#), ["git"]);
     assert_eq!(programs("echo 'git push --force' # rm -rf /"), ["echo"]);
-    assert_eq!(programs("cat <<'EOF'\nrm -rf /\nEOF\necho done"), ["cat", "echo"]);
+    assert_eq!(
+        programs("cat <<'EOF'\nrm -rf /\nEOF\necho done"),
+        ["cat", "echo"]
+    );
 }
 
 #[test]
@@ -77,7 +98,10 @@ fn unwraps_wrappers_to_the_real_program() {
 #[test]
 fn nested_shells_are_analysed() {
     assert_eq!(programs("bash -c 'rm -rf /'"), ["rm", "bash"]);
-    assert_eq!(programs("sh -ec \"sh -c 'git push -f'\""), ["git", "sh", "sh"]);
+    assert_eq!(
+        programs("sh -ec \"sh -c 'git push -f'\""),
+        ["git", "sh", "sh"]
+    );
     assert_eq!(programs("eval 'rm -rf /'"), ["rm", "eval"]);
     assert_eq!(programs("bash script.sh -c x"), ["bash"]);
 }
@@ -89,7 +113,18 @@ fn command_lookups_run_nothing() {
 
 #[test]
 fn expands_home() {
-    assert_eq!(argv("rm -rf ~ ~/x $HOME ${HOME}/y '~'"), [["rm", "-rf", "/home/u", "/home/u/x", "/home/u", "/home/u/y", "~"]]);
+    assert_eq!(
+        argv("rm -rf ~ ~/x $HOME ${HOME}/y '~'"),
+        [[
+            "rm",
+            "-rf",
+            "/home/u",
+            "/home/u/x",
+            "/home/u",
+            "/home/u/y",
+            "~"
+        ]]
+    );
 }
 
 #[test]
@@ -103,8 +138,11 @@ fn marks_dynamic_words() {
 #[test]
 fn redirections_are_parsed_with_their_kind() {
     let segs = split("cmd >a >>b 2>c &>d &>>e <f <>g >|h 2>&1 >&i <<<s").unwrap();
-    let kinds: Vec<(RedirectKind, String)> =
-        segs[0].redirects.iter().map(|r| (r.kind, r.target.text.clone())).collect();
+    let kinds: Vec<(RedirectKind, String)> = segs[0]
+        .redirects
+        .iter()
+        .map(|r| (r.kind, r.target.text.clone()))
+        .collect();
     use RedirectKind::*;
     assert_eq!(
         kinds,
@@ -132,7 +170,9 @@ fn line_continuations_join_words() {
 
 #[test]
 fn unclosed_constructs_are_errors() {
-    for cmd in ["echo 'a", "echo \"a", "echo $(a", "echo `a", "echo ${a", "echo >", "echo $'a"] {
+    for cmd in [
+        "echo 'a", "echo \"a", "echo $(a", "echo `a", "echo ${a", "echo >", "echo $'a",
+    ] {
         assert!(matches!(split(cmd), Err(ShellError::Unclosed(_))), "{cmd}");
     }
 }
@@ -141,7 +181,11 @@ fn unclosed_constructs_are_errors() {
 fn oversized_and_deep_input_is_refused() {
     let big = "a".repeat(MAX_COMMAND_BYTES + 1);
     assert!(matches!(split(&big), Err(ShellError::TooLarge(_))));
-    let deep = format!("{}x{}", "$(".repeat(MAX_DEPTH + 2), ")".repeat(MAX_DEPTH + 2));
+    let deep = format!(
+        "{}x{}",
+        "$(".repeat(MAX_DEPTH + 2),
+        ")".repeat(MAX_DEPTH + 2)
+    );
     assert_eq!(split(&deep), Err(ShellError::TooDeep));
 }
 
@@ -160,9 +204,15 @@ fn nested_sh_c_is_followed_to_a_bound() {
     assert_eq!(cmds.len(), 6);
     // Quoting grows 4x per level, so depth past the bound is shown with eval, which needs none.
     let evals = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH + 2));
-    assert_eq!(commands(&split(&evals).unwrap(), None), Err(ShellError::TooDeep));
+    assert_eq!(
+        commands(&split(&evals).unwrap(), None),
+        Err(ShellError::TooDeep)
+    );
     let ok = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH - 1));
-    assert_eq!(commands(&split(&ok).unwrap(), None).unwrap()[0].program, "rm");
+    assert_eq!(
+        commands(&split(&ok).unwrap(), None).unwrap()[0].program,
+        "rm"
+    );
 }
 
 #[test]

@@ -111,7 +111,12 @@ pub fn commands(segments: &[Segment], home: Option<&str>) -> Result<Vec<Command>
     Ok(out)
 }
 
-fn unwrap_segment(seg: &Segment, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
+fn unwrap_segment(
+    seg: &Segment,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Command>,
+) -> Result<(), ShellError> {
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
@@ -138,16 +143,27 @@ fn unwrap_segment(seg: &Segment, home: Option<&str>, depth: usize, out: &mut Vec
         };
         let prog = basename(&w.text);
         let next = match prog {
-            "sudo" | "doas" => skip_options(words, i + 1, &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"]),
+            "sudo" | "doas" => skip_options(
+                words,
+                i + 1,
+                &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
+            ),
             "env" => {
-                let mut j = skip_options(words, i + 1, &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"]);
+                let mut j = skip_options(
+                    words,
+                    i + 1,
+                    &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+                );
                 while words.get(j).is_some_and(is_assignment) {
                     j += 1;
                 }
                 j
             }
             "command" | "builtin" => {
-                if words.get(i + 1).is_some_and(|a| a.text == "-v" || a.text == "-V") {
+                if words
+                    .get(i + 1)
+                    .is_some_and(|a| a.text == "-v" || a.text == "-V")
+                {
                     bare(wrappers, out); // a lookup: nothing runs
                     return Ok(());
                 }
@@ -160,7 +176,25 @@ fn unwrap_segment(seg: &Segment, home: Option<&str>, depth: usize, out: &mut Vec
             "stdbuf" => skip_options(words, i + 1, &["-i", "-o", "-e"]),
             "timeout" => skip_options(words, i + 1, &["-s", "--signal", "-k", "--kill-after"]) + 1,
             "chroot" => skip_options(words, i + 1, &["--userspec", "--groups"]) + 1,
-            "xargs" => skip_options(words, i + 1, &["-I", "-i", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs"]),
+            "xargs" => skip_options(
+                words,
+                i + 1,
+                &[
+                    "-I",
+                    "-i",
+                    "-n",
+                    "-P",
+                    "-d",
+                    "-L",
+                    "-s",
+                    "-E",
+                    "-a",
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-procs",
+                ],
+            ),
             _ => break,
         };
         wrappers.push(prog.to_string());
@@ -184,10 +218,22 @@ fn unwrap_segment(seg: &Segment, home: Option<&str>, depth: usize, out: &mut Vec
 
 /// `sh -c 'script'`, `eval …`, and a shell reading a heredoc or here-string: the script is
 /// code, so it is analysed as commands too.
-fn nested_shell(cmd: &Command, seg: &Segment, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
+fn nested_shell(
+    cmd: &Command,
+    seg: &Segment,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Command>,
+) -> Result<(), ShellError> {
     let mut scripts: Vec<String> = Vec::new();
     if cmd.program == "eval" {
-        scripts.push(cmd.args.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "));
+        scripts.push(
+            cmd.args
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
     } else if SHELLS.contains(&cmd.program.as_str()) {
         let mut c_flag = false;
         let mut script_file = false;

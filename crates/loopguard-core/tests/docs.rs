@@ -1,0 +1,93 @@
+//! The documentation is part of the contract: the policy example must load, every key and rule
+//! must be documented, and every reason code must be in docs/reason-codes.md.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use loopguard_core::policy::{BUILTIN_TOML, LayerKind};
+use loopguard_core::reasons::CONFIGURABLE_RULES;
+use loopguard_core::{Policy, REASON_CODES};
+use std::path::{Path, PathBuf};
+
+fn doc(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn block_after(text: &str, marker: &str) -> String {
+    let rest = &text[text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} missing"))..];
+    let start = rest.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = rest[start..].find("```").unwrap();
+    rest[start..start + end].to_string()
+}
+
+#[test]
+fn documented_policy_example_loads_as_a_user_policy() {
+    let example = block_after(&doc("policy.md"), "<!-- example: user -->");
+    let p = Policy::from_layers(&[(LayerKind::User, PathBuf::from("docs/policy.md"), example)])
+        .unwrap_or_else(|e| panic!("the documented example does not load:\n{e}"));
+    assert_eq!(p.commands().len(), 2);
+    assert_eq!(
+        p.tool_verdict("mcp__docs__search"),
+        Some(loopguard_core::Verdict::Allow)
+    );
+}
+
+#[test]
+fn every_key_and_configurable_rule_is_documented() {
+    let text = doc("policy.md");
+    for key in [
+        "version",
+        "[gate]",
+        "unknown_tool",
+        "autonomy",
+        "[workspace]",
+        "extra_roots",
+        "[tools]",
+        "[rules]",
+        "[[commands]]",
+        "`code`",
+        "`program`",
+        "`flags`",
+        "`args`",
+        "`decision`",
+        "`message`",
+        "`match`",
+        "`not_match`",
+    ] {
+        assert!(text.contains(key), "docs/policy.md does not mention {key}");
+    }
+    for rule in CONFIGURABLE_RULES {
+        let line = format!("| `{rule}` |");
+        assert!(
+            text.contains(&line),
+            "docs/policy.md does not list rule {rule}"
+        );
+        assert!(
+            BUILTIN_TOML.contains(&format!("{rule} = ")),
+            "built-in policy has no decision for {rule}"
+        );
+    }
+}
+
+#[test]
+fn every_reason_code_is_documented() {
+    let text = doc("reason-codes.md");
+    for c in REASON_CODES {
+        assert!(
+            text.contains(&format!("| `{}` |", c.code)),
+            "docs/reason-codes.md lacks {}",
+            c.code
+        );
+        assert!(
+            loopguard_core::reasons::is_kebab_case(c.code),
+            "{} is not kebab-case",
+            c.code
+        );
+    }
+}

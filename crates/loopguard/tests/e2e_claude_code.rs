@@ -1,0 +1,230 @@
+//! End to end with the real Claude Code CLI (pinned version), driven by a scripted mock of the
+//! Messages API, inside a loopback-only network namespace (`unshare -rn`), with loopguard
+//! installed by `loopguard install claude-code` as the only gate (`bypassPermissions`).
+//!
+//! Needs the CLI installed by `scripts/test.sh` (or its path in LOOPGUARD_E2E_CLAUDE). Missing
+//! prerequisites fail the test; set LOOPGUARD_SKIP_E2E=1 to skip it knowingly.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+use common::Sandbox;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CLAUDE_VERSION: &str = "2.1.197";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn claude_bin() -> Option<PathBuf> {
+    if std::env::var_os("LOOPGUARD_SKIP_E2E").is_some() {
+        return None;
+    }
+    let bin = std::env::var_os("LOOPGUARD_E2E_CLAUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/e2e-tools/node_modules/.bin/claude"));
+    assert!(
+        bin.exists(),
+        "the Claude Code CLI is not at {} — run `bash scripts/test.sh` (it installs it), or set LOOPGUARD_SKIP_E2E=1",
+        bin.display()
+    );
+    let v = Command::new(&bin).arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        v.starts_with(CLAUDE_VERSION),
+        "expected Claude Code {CLAUDE_VERSION}, found {v}"
+    );
+    Some(bin)
+}
+
+struct Run {
+    requests: Vec<Value>,
+    stream: Vec<Value>,
+    stderr: String,
+}
+
+/// Installs loopguard into a settings file, then runs Claude Code with `script` in the sandbox.
+fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
+    let out = sb.root.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let settings = sb.root.path().join("settings.json");
+    let inst = sb
+        .command(&[
+            "install",
+            "claude-code",
+            "--settings",
+            settings.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        inst.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inst.stderr)
+    );
+    let script_path = sb.root.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let status = Command::new("unshare")
+        .args(["-rn", "bash"])
+        .arg(repo_root().join("tests/e2e/run-claude.sh"))
+        .args([
+            claude.as_os_str(),
+            script_path.as_os_str(),
+            sb.ws.as_os_str(),
+            settings.as_os_str(),
+            out.as_os_str(),
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("LOOPGUARD_HOME", &sb.state)
+        .status()
+        .unwrap();
+    assert!(status.success(), "run-claude.sh failed: {status}");
+    let lines = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(out.join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    Run {
+        requests: lines("requests.jsonl"),
+        stream: lines("claude.out"),
+        stderr: std::fs::read_to_string(out.join("claude.err")).unwrap_or_default(),
+    }
+}
+
+/// The tool_result the model received for a tool_use id.
+fn tool_result(run: &Run, id: &str) -> Option<(String, bool)> {
+    run.requests
+        .iter()
+        .flat_map(|r| r["body"]["messages"].as_array().into_iter().flatten())
+        .find_map(|m| {
+            m["content"].as_array()?.iter().find_map(|b| {
+                (b["type"] == "tool_result" && b["tool_use_id"] == id).then(|| {
+                    let text = match &b["content"] {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (text, b["is_error"].as_bool().unwrap_or(false))
+                })
+            })
+        })
+}
+
+#[test]
+fn real_claude_code_denied_call_does_not_run_and_allowed_call_runs() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    sb.write("build/artifact.bin", "release bits");
+    sb.write(
+        ".loopguard/policy.toml",
+        r#"[[commands]]
+code = "no-rm-build"
+program = "rm"
+flags = ["r"]
+args = ["build"]
+decision = "deny"
+message = "build/ holds the release artifacts; do not delete it."
+match = ["rm -rf build"]
+"#,
+    );
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "rm -rf build", "description": "clean"}},
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+    );
+    assert!(
+        sb.ws.join("build/artifact.bin").exists(),
+        "the denied rm ran; stderr: {}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.ws.join("out.txt")).unwrap_or_default(),
+        "hi\n",
+        "the allowed echo did not run; stderr: {}",
+        run.stderr
+    );
+    let (reason, is_error) =
+        tool_result(&run, "toolu_e2e_0").expect("the model got a result for the denied call");
+    assert!(is_error);
+    assert!(
+        reason.contains("[no-rm-build]") && reason.contains("release artifacts"),
+        "{reason}"
+    );
+    let (ok, is_error) =
+        tool_result(&run, "toolu_e2e_1").expect("the model got a result for the allowed call");
+    assert!(!is_error, "{ok}");
+    let result = run
+        .stream
+        .iter()
+        .find(|v| v["type"] == "result")
+        .expect("a final result");
+    assert_eq!(
+        result["permission_denials"][0]["tool_use_id"],
+        "toolu_e2e_0"
+    );
+
+    let verify = sb.command(&["audit", "verify", "--all"]).output().unwrap();
+    let text = String::from_utf8_lossy(&verify.stdout);
+    assert!(
+        verify.status.success() && text.contains("chain intact"),
+        "{text}"
+    );
+    let tail = sb
+        .command(&["audit", "tail", "--all", "--json"])
+        .output()
+        .unwrap();
+    let events: Vec<Value> = String::from_utf8_lossy(&tail.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<(&str, Option<&str>)> = events
+        .iter()
+        .map(|e| (e["kind"].as_str().unwrap(), e["decision"].as_str()))
+        .collect();
+    assert!(kinds.contains(&("session-start", None)), "{kinds:?}");
+    assert!(kinds.contains(&("pre-tool-use", Some("deny"))), "{kinds:?}");
+    assert!(
+        kinds.contains(&("pre-tool-use", Some("allow"))),
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&("post-tool-use", None)), "{kinds:?}");
+    assert!(kinds.contains(&("session-end", None)), "{kinds:?}");
+}
+
+#[test]
+fn real_claude_code_project_policy_with_a_syntax_error_denies() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    sb.write(".loopguard/policy.toml", "[gate\nautonomy = \"pr\"\n");
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+    );
+    assert!(
+        !sb.ws.join("out.txt").exists(),
+        "the call ran despite a broken policy"
+    );
+    let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the call");
+    assert!(is_error);
+    assert!(
+        reason.contains("[policy-invalid]") && reason.contains("policy.toml:1:"),
+        "{reason}"
+    );
+}
