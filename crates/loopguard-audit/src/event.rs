@@ -112,12 +112,31 @@ impl AuditEvent {
         ev
     }
 
+    /// The sequence number and hash of a line, read without checking it (for chaining the next
+    /// append; `verify` is what checks).
+    pub(crate) fn tail_link(line: &str) -> Result<(u64, String), String> {
+        #[derive(Deserialize)]
+        struct Link {
+            seq: u64,
+            hash: String,
+        }
+        let l: Link = serde_json::from_str(line).map_err(|e| format!("not a valid event: {e}"))?;
+        if l.hash.len() != 64 || !l.hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("its hash is malformed".into());
+        }
+        Ok((l.seq, l.hash))
+    }
+
     /// SHA-256 over the canonical bytes of the event without its `hash`.
     pub fn compute_hash(&self) -> String {
-        let mut body = self.clone();
-        body.hash.clear();
-        let bytes = serde_json::to_vec(&body).unwrap_or_default();
-        hex(&Sha256::digest(&bytes))
+        let bytes = if self.hash.is_empty() {
+            serde_json::to_vec(self)
+        } else {
+            let mut body = self.clone();
+            body.hash.clear();
+            serde_json::to_vec(&body)
+        };
+        hex(&Sha256::digest(bytes.unwrap_or_default()))
     }
 
     /// The canonical line (no trailing newline).

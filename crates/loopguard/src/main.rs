@@ -148,38 +148,44 @@ fn main() -> ExitCode {
     }
 }
 
-/// `loopguard hook …`: every failure, even of its own flags, ends in a deny with exit 2.
+/// `loopguard hook …`: every failure, even of its own flags, ends in a deny with exit 2. The
+/// arguments are read by hand: building clap's parser for the whole CLI costs more than a
+/// decision, and this runs on every tool call.
 fn hook_main(args: &[String]) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = match Cli::try_parse_from(args) {
-        Ok(Cli {
-            command:
-                Command::Hook {
-                    host: Host::ClaudeCode,
-                    deadline_ms,
-                },
-        }) => {
+    if args.iter().skip(2).any(|a| a == "--help" || a == "-h") {
+        let _ = Cli::try_parse_from(args).map_err(|e| e.print());
+        return ExitCode::SUCCESS;
+    }
+    let outcome = match parse_hook_args(&args[2..]) {
+        Some(deadline_ms) => {
             let config = hook::claude_code::HookConfig {
                 env: Env::from_process(),
                 deadline: Duration::from_millis(deadline_ms),
             };
             hook::claude_code::run(std::io::stdin(), config)
         }
-        Err(e)
-            if matches!(
-                e.kind(),
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
-            ) =>
-        {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Ok(_) | Err(_) => hook::claude_code::fail(
+        None => hook::claude_code::fail(
             loopguard_core::reasons::INTERNAL_ERROR,
-            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`); denied.",
+            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`, N from 10 to 60000); denied.",
         ),
     };
     emit(&outcome)
+}
+
+/// `claude-code [--deadline-ms N | --deadline-ms=N]` → the deadline in ms.
+fn parse_hook_args(args: &[String]) -> Option<u64> {
+    let (host, rest) = args.split_first()?;
+    if host != "claude-code" {
+        return None;
+    }
+    let value = match rest {
+        [] => return Some(hook::DEFAULT_DEADLINE.as_millis() as u64),
+        [flag, v] if flag == "--deadline-ms" => v.as_str(),
+        [flag] => flag.strip_prefix("--deadline-ms=")?,
+        _ => return None,
+    };
+    value.parse().ok().filter(|ms| (10..=60_000).contains(ms))
 }
 
 fn emit(o: &HookOutcome) -> ExitCode {
@@ -388,6 +394,39 @@ fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
                 }
             }
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_hook_args;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn hook_arguments() {
+        assert_eq!(parse_hook_args(&args(&["claude-code"])), Some(2000));
+        assert_eq!(
+            parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])),
+            Some(500)
+        );
+        assert_eq!(
+            parse_hook_args(&args(&["claude-code", "--deadline-ms=750"])),
+            Some(750)
+        );
+        for bad in [
+            &[][..],
+            &["codex"],
+            &["claude-code", "--deadline-ms"],
+            &["claude-code", "--deadline-ms", "5"],
+            &["claude-code", "--deadline-ms", "x"],
+            &["claude-code", "extra"],
+            &["claude-code", "--deadline-ms", "99999999"],
+        ] {
+            assert_eq!(parse_hook_args(&args(bad)), None, "{bad:?}");
         }
     }
 }

@@ -95,12 +95,18 @@ impl Sessions {
         self.dir.join(file_name(session))
     }
 
-    /// Records a session as open (idempotent). Returns whether the marker is new.
-    pub fn open(&self, session: &str, host: Option<HostProcess>) -> std::io::Result<bool> {
+    /// Records a session as open (idempotent). Returns whether the marker is new. `host` is
+    /// only called when the marker is new (it reads /proc).
+    pub fn open(
+        &self,
+        session: &str,
+        host: impl FnOnce() -> Option<HostProcess>,
+    ) -> std::io::Result<bool> {
         let path = self.path(session);
         if path.exists() {
             return Ok(false);
         }
+        let host = host();
         loopguard_audit::create_private_dir(&self.dir)?;
         let marker = Marker {
             session: session.to_string(),
@@ -175,14 +181,14 @@ mod tests {
     fn markers_open_close_and_dead_hosts_are_abandoned() {
         let d = tempfile::tempdir().unwrap();
         let s = Sessions::new(d.path(), Path::new("/ws"));
-        assert!(s.open("a", None).unwrap());
-        assert!(!s.open("a", None).unwrap());
+        assert!(s.open("a", || None).unwrap());
+        assert!(!s.open("a", || None).unwrap());
         let me = HostProcess {
             pid: std::process::id(),
             start: proc_stat(std::process::id()).unwrap().1,
         };
         assert!(me.is_alive());
-        s.open("live", Some(me)).unwrap();
+        s.open("live", || Some(me)).unwrap();
         s.open(
             "dead",
             Some(HostProcess {

@@ -97,9 +97,9 @@ pub struct Policy {
     autonomy: AutonomyLevel,
     extra_roots: Vec<PathBuf>,
     tools: Vec<ToolEntry>,
-    tool_globs: GlobSet,
-    /// Index into `tools` of each glob in `tool_globs`.
-    glob_index: Vec<usize>,
+    /// Globs other than a plain `prefix*`, compiled on first use: most policies have none, and
+    /// building a GlobSet costs more than the rest of a decision.
+    tool_globs: std::sync::OnceLock<(GlobSet, Vec<usize>)>,
     rules: BTreeMap<String, Verdict>,
     commands: Vec<CommandRule>,
     sources: Vec<PolicySource>,
@@ -180,8 +180,7 @@ impl Policy {
             autonomy: AutonomyLevel::Observe,
             extra_roots: Vec::new(),
             tools: Vec::new(),
-            tool_globs: GlobSet::empty(),
-            glob_index: Vec::new(),
+            tool_globs: std::sync::OnceLock::new(),
             rules: BTreeMap::new(),
             commands: Vec::new(),
             sources: Vec::new(),
@@ -317,21 +316,66 @@ impl Policy {
         }
     }
 
+    /// Validates every tool glob (compiling the complex ones now, so errors surface at load).
     fn compile_tools(&mut self) -> Result<(), String> {
-        let mut b = GlobSetBuilder::new();
-        self.glob_index.clear();
-        for (i, e) in self.tools.iter().enumerate() {
-            if is_glob(&e.pattern) {
-                let g = GlobBuilder::new(&e.pattern)
-                    .literal_separator(false)
-                    .build()
-                    .map_err(|err| format!("tool pattern `{}`: {err}", e.pattern))?;
-                b.add(g);
-                self.glob_index.push(i);
-            }
+        self.tool_globs = std::sync::OnceLock::new();
+        for e in self
+            .tools
+            .iter()
+            .filter(|e| tool_pattern(&e.pattern) == ToolPattern::Glob)
+        {
+            GlobBuilder::new(&e.pattern)
+                .build()
+                .map_err(|err| format!("tool pattern `{}`: {err}", e.pattern))?;
         }
-        self.tool_globs = b.build().map_err(|e| e.to_string())?;
         Ok(())
+    }
+
+    fn complex_globs(&self) -> &(GlobSet, Vec<usize>) {
+        self.tool_globs.get_or_init(|| {
+            let mut b = GlobSetBuilder::new();
+            let mut index = Vec::new();
+            for (i, e) in self.tools.iter().enumerate() {
+                if tool_pattern(&e.pattern) == ToolPattern::Glob
+                    && let Ok(g) = GlobBuilder::new(&e.pattern).build()
+                {
+                    b.add(g);
+                    index.push(i);
+                }
+            }
+            // Every glob was compiled once at load; an error here cannot happen, and an empty
+            // set would only make a glob entry not match.
+            (b.build().unwrap_or_else(|_| GlobSet::empty()), index)
+        })
+    }
+
+    /// Whether a tool entry's pattern matches a tool name.
+    fn tool_entries_matching<'a>(
+        &'a self,
+        tool: &'a str,
+    ) -> impl Iterator<Item = &'a ToolEntry> + 'a {
+        let mut globbed: Vec<usize> = Vec::new();
+        if self
+            .tools
+            .iter()
+            .any(|e| tool_pattern(&e.pattern) == ToolPattern::Glob)
+        {
+            let (set, index) = self.complex_globs();
+            globbed = set
+                .matches(tool)
+                .into_iter()
+                .filter_map(|i| index.get(i).copied())
+                .collect();
+        }
+        self.tools
+            .iter()
+            .enumerate()
+            .filter(move |(i, e)| match tool_pattern(&e.pattern) {
+                ToolPattern::Exact => false,
+                ToolPattern::Prefix => tool.starts_with(&e.pattern[..e.pattern.len() - 1]),
+                ToolPattern::Glob => globbed.contains(i),
+            })
+            .map(|(_, e)| e)
     }
 
     /// Checks every `[[commands]]` rule written in this file against its own examples.
@@ -384,16 +428,17 @@ impl Policy {
             let exact = self
                 .tools
                 .iter()
-                .filter(|e| origin_ok(e.origin) && e.pattern == tool && !is_glob(&e.pattern))
+                .filter(|e| {
+                    origin_ok(e.origin)
+                        && tool_pattern(&e.pattern) == ToolPattern::Exact
+                        && e.pattern == tool
+                })
                 .map(|e| e.verdict)
                 .max();
             if exact.is_some() {
                 return exact;
             }
-            self.tool_globs
-                .matches(tool)
-                .into_iter()
-                .filter_map(|i| self.glob_index.get(i).and_then(|&t| self.tools.get(t)))
+            self.tool_entries_matching(tool)
                 .filter(|e| origin_ok(e.origin))
                 .map(|e| e.verdict)
                 .max()
@@ -490,8 +535,23 @@ impl Policy {
     }
 }
 
-fn is_glob(p: &str) -> bool {
-    p.contains(['*', '?', '[', '{'])
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ToolPattern {
+    /// No glob characters.
+    Exact,
+    /// Only a trailing `*`: a prefix match (tool names have no `/`, so this is exactly the glob).
+    Prefix,
+    /// Anything else: matched with globset.
+    Glob,
+}
+
+fn tool_pattern(p: &str) -> ToolPattern {
+    const META: [char; 5] = ['*', '?', '[', '{', '\\'];
+    match p.strip_suffix('*') {
+        _ if !p.contains(META) => ToolPattern::Exact,
+        Some(prefix) if !prefix.contains(META) => ToolPattern::Prefix,
+        _ => ToolPattern::Glob,
+    }
 }
 
 /// A TOML basic string (JSON string escaping is a valid subset of TOML's).

@@ -258,3 +258,15 @@ fn effective_toml_reloads_to_the_same_policy() {
     };
     assert_eq!(strip(&again.to_effective_toml()), strip(&text));
 }
+
+#[test]
+fn prefix_and_complex_tool_globs_both_match() {
+    let p = layer(LayerKind::User, "[tools]\n\"mcp__{jira,linear}__*\" = \"deny\"\n\"Web*\" = \"ask\"\n\"Note?ookEdit\" = \"deny\"\n").unwrap();
+    assert_eq!(p.tool_verdict("mcp__jira__create"), Some(Verdict::Deny));
+    assert_eq!(p.tool_verdict("mcp__github__create"), Some(Verdict::Ask)); // built-in mcp__*
+    assert_eq!(p.tool_verdict("WebFetch"), Some(Verdict::Ask));
+    assert_eq!(p.tool_verdict("NotebookEdit"), Some(Verdict::Deny));
+    assert_eq!(p.tool_verdict("Read"), None);
+    let e = layer(LayerKind::User, "[tools]\n\"mcp__[\" = \"deny\"\n").unwrap_err();
+    assert_eq!(e.diagnostics[0].code, "policy-value");
+}

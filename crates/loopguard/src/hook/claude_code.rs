@@ -362,7 +362,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         )),
     };
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
-    let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current());
+    let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
     answer(&decision)
 }
 
@@ -405,7 +405,7 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
     }));
     write(&p.log, e)?;
     sessions
-        .open(ev.session, HostProcess::of_current())
+        .open(ev.session, HostProcess::of_current)
         .map_err(io)?;
     Ok(())
 }

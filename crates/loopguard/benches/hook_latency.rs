@@ -1,0 +1,130 @@
+//! Whole-process latency of one hook call (spawn → exit), next to the floor of spawning a
+//! trivial process fed the same stdin, and the hook's peak RSS.
+//!
+//! `cargo bench -p loopguard --bench hook_latency` (set HOOK_BENCH_ITERS to change the count).
+//! Goals (issue 2): median ≤ 2× the floor; peak RSS ≤ 15 MB.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn spawn_fed(cmd: &mut Command, input: &[u8]) -> Duration {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let status = child.wait().unwrap();
+    let t = start.elapsed();
+    assert!(status.success());
+    t
+}
+
+fn stats(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
+    v.sort();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let iters: usize = std::env::var("HOOK_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    let exe = env!("CARGO_BIN_EXE_loopguard");
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("project");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    let input = serde_json::json!({
+        "session_id": "bench", "transcript_path": "/t.jsonl", "cwd": ws, "permission_mode": "default",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_bench"
+    })
+    .to_string();
+    let hook = || {
+        let mut c = Command::new(exe);
+        c.args(["hook", "claude-code"])
+            .env_clear()
+            .env("HOME", tmp.path())
+            .env("LOOPGUARD_HOME", tmp.path().join("state"))
+            .current_dir(&ws);
+        c
+    };
+    let floor = || {
+        let mut c = Command::new("cat");
+        c.env_clear();
+        c
+    };
+    // Warm up the page cache and the audit log.
+    for _ in 0..20 {
+        spawn_fed(&mut hook(), input.as_bytes());
+        spawn_fed(&mut floor(), input.as_bytes());
+    }
+    let (mut h, mut f) = (Vec::new(), Vec::new());
+    for _ in 0..iters {
+        h.push(spawn_fed(&mut hook(), input.as_bytes()));
+        f.push(spawn_fed(&mut floor(), input.as_bytes()));
+    }
+    let (hm, h10, h90) = stats(h);
+    let (fm, f10, f90) = stats(f);
+    println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`");
+    println!(
+        "  loopguard hook  median {:8.1} µs  p10 {:8.1}  p90 {:8.1}",
+        us(hm),
+        us(h10),
+        us(h90)
+    );
+    println!(
+        "  floor (cat)     median {:8.1} µs  p10 {:8.1}  p90 {:8.1}",
+        us(fm),
+        us(f10),
+        us(f90)
+    );
+    println!(
+        "  ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)",
+        hm.as_secs_f64() / fm.as_secs_f64()
+    );
+
+    // Peak RSS (the kernel's high-water mark) of one hook call, and of `cat` for scale, by GNU
+    // time, which reports its child's own mark (a parent that forks from a large process, such
+    // as Python, would report its own size instead).
+    let rss = |cmd: &[&str]| -> Option<f64> {
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "%M"])
+            .args(cmd)
+            .env_clear()
+            .env("HOME", tmp.path())
+            .env("LOOPGUARD_HOME", tmp.path().join("state"))
+            .current_dir(&ws);
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        child.stdin.take()?.write_all(input.as_bytes()).ok()?;
+        let out = child.wait_with_output().ok()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        text.trim()
+            .lines()
+            .last()?
+            .parse::<f64>()
+            .ok()
+            .map(|kb| kb / 1024.0)
+    };
+    match (rss(&[exe, "hook", "claude-code"]), rss(&["cat"])) {
+        (Some(h), Some(c)) => {
+            println!("  peak RSS of one hook call = {h:.1} MB  (cat: {c:.1} MB; goal ≤ 15 MB)")
+        }
+        _ => println!("  peak RSS: not measured, /usr/bin/time is missing (apt-get install time)"),
+    }
+}
