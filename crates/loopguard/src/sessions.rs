@@ -189,14 +189,11 @@ mod tests {
         };
         assert!(me.is_alive());
         s.open("live", || Some(me)).unwrap();
-        s.open(
-            "dead",
-            Some(HostProcess {
-                pid: me.pid,
-                start: me.start + 1,
-            }),
-        )
-        .unwrap();
+        let reused_pid = HostProcess {
+            pid: me.pid,
+            start: me.start + 1,
+        };
+        s.open("dead", || Some(reused_pid)).unwrap();
         let mut gone: Vec<String> = s
             .abandoned("a")
             .unwrap()
