@@ -225,8 +225,15 @@ fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap_or("");
-    if decision == "deny" && reason.contains("destructive-rm-root") {
+    if decision == "deny" && reason.contains("[destructive-rm-root]") {
         Ok(format!("`rm -rf /` is denied by {}", exe.display()))
+    } else if decision == "deny" {
+        // Still denied (fail closed), but for another reason, e.g. a policy that does not load.
+        let first = reason.lines().nth(1).unwrap_or(reason);
+        Ok(format!(
+            "`rm -rf /` is denied by {}, though not by its own rule: {first}",
+            exe.display()
+        ))
     } else {
         Err(format!(
             "`rm -rf /` was not denied by {} (decision {decision:?}, exit {:?})",

@@ -170,6 +170,15 @@ impl Policy {
         if diags.is_empty() {
             Ok(policy)
         } else {
+            // File order, then position: the order a person fixes them in.
+            let order: Vec<PathBuf> = all.iter().map(|(_, p, _)| p.clone()).collect();
+            let rank = |d: &Diagnostic| {
+                order
+                    .iter()
+                    .position(|p| *p == d.file)
+                    .unwrap_or(usize::MAX)
+            };
+            diags.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.span.start.cmp(&b.span.start)));
             Err(PolicyError { diagnostics: diags })
         }
     }

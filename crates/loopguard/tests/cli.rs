@@ -1,0 +1,156 @@
+//! The human-facing commands: demo, install, doctor, policy check/show, audit verify/tail.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+use common::Sandbox;
+
+fn text(out: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn demo_runs_with_no_setup_and_verifies_its_log() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["demo"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    // The two lines naming the throwaway directories differ on every run.
+    let stable: String = stdout
+        .lines()
+        .filter(|l| !l.starts_with("workspace ") && !l.starts_with("state "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("demo", stable);
+    // And it left nothing in the real state home it was given.
+    assert!(!sb.state.exists());
+}
+
+#[test]
+fn install_then_doctor_passes() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["install", "claude-code"]).output().unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(sb.ws.join(".claude/settings.json").exists());
+    let again = sb
+        .command(&["install", "claude-code", "--project"])
+        .output()
+        .unwrap();
+    assert!(text(&again).0.contains("nothing changed"));
+    let doc = sb.command(&["doctor"]).output().unwrap();
+    let (stdout, _) = text(&doc);
+    assert_eq!(doc.status.code(), Some(0), "{stdout}");
+    let exe = env!("CARGO_BIN_EXE_loopguard");
+    insta::assert_snapshot!("doctor_ok", sb.scrub(&stdout).replace(exe, "[EXE]"));
+}
+
+#[test]
+fn doctor_reports_what_is_missing() {
+    let sb = Sandbox::new();
+    sb.write(".loopguard/policy.toml", "[gate]\nautonomy = \"root\"\n");
+    let doc = sb.command(&["doctor"]).output().unwrap();
+    assert_eq!(doc.status.code(), Some(1));
+    let exe = env!("CARGO_BIN_EXE_loopguard");
+    insta::assert_snapshot!(
+        "doctor_missing",
+        sb.scrub(&text(&doc).0).replace(exe, "[EXE]")
+    );
+}
+
+#[test]
+fn install_user_writes_the_user_settings() {
+    let sb = Sandbox::new();
+    let out = sb
+        .command(&["install", "claude-code", "--user"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home.join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("loopguard hook claude-code")
+    );
+}
+
+#[test]
+fn policy_check_renders_every_problem_with_its_source_line() {
+    let sb = Sandbox::new();
+    sb.write(".loopguard/policy.toml", "[gate]\nunknown_tool = \"allow\"\ncolour = \"red\"\n\n[rules]\ndestructive-rm-root = \"sometimes\"\n");
+    let out = sb.command(&["policy", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("policy_check_errors", sb.scrub(&text(&out).1));
+    let one = sb
+        .command(&["policy", "check", ".loopguard/policy.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(one.status.code(), Some(1));
+}
+
+#[test]
+fn policy_check_and_show_on_a_good_policy() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.home.join(".config/loopguard")).unwrap();
+    std::fs::write(
+        sb.home.join(".config/loopguard/policy.toml"),
+        "[gate]\nautonomy = \"merge\"\n[workspace]\nextra_roots = [\"/tmp/scratch\"]\n",
+    )
+    .unwrap();
+    sb.write(
+        ".loopguard/policy.toml",
+        "[gate]\nautonomy = \"implement\"\n[tools]\nWebFetch = \"ask\"\n",
+    );
+    let out = sb.command(&["policy", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    insta::assert_snapshot!("policy_check_ok", sb.scrub(&text(&out).0));
+    let show = sb
+        .command(&["policy", "show", "--effective"])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!("policy_show_effective", sb.scrub(&text(&show).0));
+}
+
+#[test]
+fn audit_verify_names_the_first_bad_line_and_exits_1() {
+    let sb = Sandbox::new();
+    for name in [
+        "Bash_PreToolUse.json",
+        "deny_Bash_PreToolUse.json",
+        "Read_PreToolUse.json",
+    ] {
+        sb.hook(sb.sample(name).as_bytes());
+    }
+    let log = std::fs::read_dir(sb.state.join("audit"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let original = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<&str> = original.lines().collect();
+    lines.remove(1);
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = sb.command(&["audit", "verify"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, _) = text(&out);
+    assert!(
+        stdout.starts_with("TAMPERED: ")
+            && stdout.contains(".jsonl:2: sequence number 3 where 2 was expected"),
+        "{stdout}"
+    );
+    let tail = sb
+        .command(&["audit", "tail", "--log", log.to_str().unwrap(), "-n", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&tail).0.contains("PreToolUse Read → allow"),
+        "{:?}",
+        text(&tail)
+    );
+}
