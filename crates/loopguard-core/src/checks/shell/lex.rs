@@ -50,6 +50,9 @@ pub struct Word {
     pub dynamic: bool,
     /// Part of the word was quoted (so globs and keywords in it are literal).
     pub quoted: bool,
+    /// The segments (indices into the split's output) lifted out of substitutions inside this
+    /// word: what runs to produce its value.
+    pub subst: Option<(usize, usize)>,
 }
 
 /// What a redirection does.
@@ -91,6 +94,8 @@ pub struct Segment {
     pub redirects: Vec<Redirect>,
     /// 0 for the top level, +1 inside each substitution.
     pub depth: usize,
+    /// The segment whose output is piped into this one's input (`a | b`: b's is a).
+    pub pipe_from: Option<usize>,
 }
 
 /// Splits `cmd` into segments. `home` expands `~` and `$HOME`.
@@ -102,6 +107,9 @@ pub fn split_with_home(cmd: &str, home: Option<&str>) -> Result<Vec<Segment>, Sh
     lex(cmd, home, 0, &mut out)?;
     Ok(out)
 }
+
+/// Words that start a construct whose own words are data.
+const DATA_KEYWORDS: &[&str] = &["for", "select", "case", "[["];
 
 const KEYWORDS: &[&str] = &[
     "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
@@ -117,6 +125,13 @@ struct Lexer<'a> {
     /// Heredocs waiting for their bodies at the next newline: (index of redirect in seg or in
     /// finished segment, delimiter, strip tabs).
     pending: Vec<(usize, usize, String, bool)>,
+    /// The segment a `|` just ended: it feeds the next one.
+    pipe_src: Option<usize>,
+    /// Open `case` statements, and whether a pattern list is expected next.
+    cases: usize,
+    expect_pattern: bool,
+    /// Where the last word ended (to see `name=(…)` array literals).
+    last_word_end: usize,
 }
 
 fn lex(
@@ -128,19 +143,7 @@ fn lex(
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
-    let mut lx = Lexer {
-        chars: src.chars().collect(),
-        pos: 0,
-        home,
-        depth,
-        out,
-        seg: Segment {
-            depth,
-            ..Segment::default()
-        },
-        pending: Vec::new(),
-    };
-    lx.run()
+    Lexer::new(src, home, depth, out).run()
 }
 
 fn is_meta(c: char) -> bool {
@@ -150,7 +153,26 @@ fn is_meta(c: char) -> bool {
     )
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
+    fn new(src: &str, home: Option<&'a str>, depth: usize, out: &'a mut Vec<Segment>) -> Self {
+        Lexer {
+            chars: src.chars().collect(),
+            pos: 0,
+            home,
+            depth,
+            out,
+            seg: Segment {
+                depth,
+                ..Segment::default()
+            },
+            pending: Vec::new(),
+            pipe_src: None,
+            cases: 0,
+            expect_pattern: false,
+            last_word_end: usize::MAX,
+        }
+    }
+
     fn peek(&self) -> Option<char> {
         self.chars.get(self.pos).copied()
     }
@@ -159,7 +181,8 @@ impl Lexer<'_> {
         self.chars.get(self.pos + n).copied()
     }
 
-    fn finish_segment(&mut self) {
+    /// Ends the current segment. `pipe`: it was ended by `|`, so it feeds the next one.
+    fn finish_segment(&mut self, pipe: bool) {
         let mut seg = std::mem::take(&mut self.seg);
         seg.depth = self.depth;
         // Reserved words and group braces at the front are syntax, not the program.
@@ -173,14 +196,47 @@ impl Lexer<'_> {
         while seg.words.last().is_some_and(|w| !w.quoted && w.text == "}") {
             seg.words.pop();
         }
+        // `function f {` / `function f() {`: the name is data, the body is code.
+        if seg
+            .words
+            .first()
+            .is_some_and(|w| !w.quoted && w.text == "function")
+        {
+            let keep = seg
+                .words
+                .iter()
+                .position(|w| !w.quoted && w.text == "{")
+                .map_or(seg.words.len(), |i| i + 1);
+            seg.words.drain(..keep);
+        }
+        // `for x in …`, `select …`, `case … in`, `[[ … ]]`: the words are data (any substitution
+        // in them was already lifted out as a segment of its own).
+        if seg
+            .words
+            .first()
+            .is_some_and(|w| !w.quoted && DATA_KEYWORDS.contains(&w.text.as_str()))
+        {
+            if seg.words.first().is_some_and(|w| w.text == "case") {
+                self.cases += 1;
+                self.expect_pattern = true;
+            }
+            seg.words.clear();
+        }
         if !seg.words.is_empty() || !seg.redirects.is_empty() {
             let idx = self.out.len();
             for p in self.pending.iter_mut().filter(|p| p.0 == usize::MAX) {
                 p.0 = idx;
             }
+            seg.pipe_from = self.pipe_src.take();
             self.out.push(seg);
+            if pipe {
+                self.pipe_src = Some(idx);
+            }
         } else {
             self.pending.retain(|p| p.0 != usize::MAX);
+            if !pipe {
+                self.pipe_src = None;
+            }
         }
         self.seg = Segment {
             depth: self.depth,
@@ -188,32 +244,117 @@ impl Lexer<'_> {
         };
     }
 
+    /// Inside `case`: skips a pattern list `pat | pat )` (patterns are data).
+    fn case_patterns(&mut self) -> Result<(), ShellError> {
+        self.expect_pattern = false;
+        loop {
+            match self.peek() {
+                None => return Ok(()),
+                Some(' ' | '\t' | '\r' | '\n' | '(' | '|') => self.pos += 1,
+                Some(')') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(_) => {
+                    let w = self.word()?;
+                    if w.text.is_empty() && !w.quoted {
+                        // A metacharacter we do not expect in a pattern: let the main loop see it.
+                        return Ok(());
+                    }
+                    if !w.quoted && w.text == "esac" {
+                        self.cases = self.cases.saturating_sub(1);
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
     fn run(&mut self) -> Result<(), ShellError> {
         while let Some(c) = self.peek() {
+            if self.expect_pattern && !matches!(c, ' ' | '\t' | '\r' | '\n') {
+                self.case_patterns()?;
+                continue;
+            }
             match c {
                 ' ' | '\t' | '\r' => self.pos += 1,
                 '\\' if self.peek_at(1) == Some('\n') => self.pos += 2,
                 '\n' => {
                     self.pos += 1;
-                    self.finish_segment();
+                    self.finish_segment(false);
                     self.read_heredoc_bodies()?;
                 }
-                ';' | '|' | '(' | ')' => {
+                ';' => {
                     self.pos += 1;
-                    self.finish_segment();
+                    // `;;`, `;&`, `;;&` end a case branch: a pattern list follows.
+                    let branch_end = matches!(self.peek(), Some(';' | '&'));
+                    while matches!(self.peek(), Some(';' | '&')) {
+                        self.pos += 1;
+                    }
+                    self.finish_segment(false);
+                    if branch_end && self.cases > 0 {
+                        self.expect_pattern = true;
+                    }
+                }
+                '|' => {
+                    self.pos += 1;
+                    match self.peek() {
+                        Some('|') => {
+                            self.pos += 1;
+                            self.finish_segment(false);
+                        }
+                        Some('&') => {
+                            self.pos += 1;
+                            self.finish_segment(true);
+                        }
+                        _ => self.finish_segment(true),
+                    }
+                }
+                '(' if self.seg.words.is_empty() && self.peek_at(1) == Some('(') => {
+                    // `(( … ))`: an arithmetic command; only substitutions inside it run.
+                    self.pos += 2;
+                    let inner = self.balanced(')', "arithmetic command")?;
+                    if self.peek() == Some(')') {
+                        self.pos += 1;
+                    }
+                    lex_substitutions_in(&inner, self.home, self.depth + 1, self.out)?;
+                }
+                '(' if self.pos == self.last_word_end
+                    && self
+                        .seg
+                        .words
+                        .last()
+                        .is_some_and(|w| !w.quoted && w.text.ends_with('=')) =>
+                {
+                    // `name=( … )`: an array literal is data; only substitutions inside it run.
+                    self.pos += 1;
+                    let inner = self.balanced(')', "array assignment")?;
+                    lex_substitutions_in(&inner, self.home, self.depth + 1, self.out)?;
+                    if let Some(w) = self.seg.words.last_mut() {
+                        w.text.push('(');
+                        w.text.push_str(&inner);
+                        w.text.push(')');
+                    }
+                }
+                '(' | ')' => {
+                    self.pos += 1;
+                    self.finish_segment(false);
                 }
                 '&' => {
                     if self.peek_at(1) == Some('>') {
                         self.redirect(None)?;
                     } else {
                         self.pos += 1;
-                        self.finish_segment();
+                        if self.peek() == Some('&') {
+                            self.pos += 1;
+                        }
+                        self.finish_segment(false);
                     }
                 }
                 '<' | '>' => {
                     if self.peek_at(1) == Some('(') {
                         let w = self.word()?;
-                        self.seg.words.push(w);
+                        self.push_word(w);
                     } else {
                         self.redirect(None)?;
                     }
@@ -233,16 +374,26 @@ impl Lexer<'_> {
                 }
                 _ => {
                     let w = self.word()?;
-                    self.seg.words.push(w);
+                    if self.cases > 0 && self.seg.words.is_empty() && !w.quoted && w.text == "esac"
+                    {
+                        self.cases -= 1;
+                        continue;
+                    }
+                    self.push_word(w);
                 }
             }
         }
-        self.finish_segment();
+        self.finish_segment(false);
         if !self.pending.is_empty() {
             // bash accepts a heredoc cut off by end of input; its body is then empty.
             self.pending.clear();
         }
         Ok(())
+    }
+
+    fn push_word(&mut self, w: Word) {
+        self.last_word_end = self.pos;
+        self.seg.words.push(w);
     }
 
     fn fd_redirect_ahead(&self) -> bool {
@@ -355,6 +506,7 @@ impl Lexer<'_> {
                     text: body,
                     dynamic: !literal,
                     quoted: literal,
+                    subst: None,
                 };
             }
         }
@@ -363,6 +515,20 @@ impl Lexer<'_> {
 
     /// Reads one word, removing quotes and lifting substitutions out as segments.
     fn word(&mut self) -> Result<Word, ShellError> {
+        let first_lifted = self.out.len();
+        let w = self.word_inner()?;
+        let last_lifted = self.out.len();
+        Ok(if last_lifted > first_lifted {
+            Word {
+                subst: Some((first_lifted, last_lifted)),
+                ..w
+            }
+        } else {
+            w
+        })
+    }
+
+    fn word_inner(&mut self) -> Result<Word, ShellError> {
         let mut w = Word::default();
         let at_start = self.pos;
         while let Some(c) = self.peek() {
@@ -670,15 +836,7 @@ fn lex_substitutions_in(
     if !text.contains("$(") && !text.contains('`') {
         return Ok(());
     }
-    let mut lx = Lexer {
-        chars: text.chars().collect(),
-        pos: 0,
-        home,
-        depth: depth.saturating_sub(1),
-        out,
-        seg: Segment::default(),
-        pending: Vec::new(),
-    };
+    let mut lx = Lexer::new(text, home, depth.saturating_sub(1), out);
     let mut scratch = Word::default();
     while let Some(c) = lx.peek() {
         match c {

