@@ -96,6 +96,22 @@ impl<'p> Gate<'p> {
                         "`command` is missing or not a string",
                     )),
                 },
+                ToolKind::FileRead | ToolKind::Search => {
+                    let target = call
+                        .str_field("file_path")
+                        .or_else(|| call.str_field("notebook_path"))
+                        .or_else(|| call.str_field("path"));
+                    if let Some(p) = target
+                        && let Ok(real) =
+                            crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd)
+                        && crate::checks::paths::is_credential_path(&real, ctx.home.as_deref())
+                    {
+                        findings.push(
+                            Finding::new(CREDENTIAL_READ, Verdict::Deny, RiskLevel::Critical, format!("`{}` of `{p}` would read credentials into the agent's context.", call.tool))
+                                .with_remedy("work from a template such as `.env.example`, or ask the human for the one value needed."),
+                        );
+                    }
+                }
                 ToolKind::FileWrite => {
                     let target = call
                         .str_field("file_path")

@@ -45,6 +45,33 @@ codes! {
     HOOK_DEADLINE_EXCEEDED = "hook-deadline-exceeded": "loopguard did not decide within its own deadline; the call is denied.";
     AUDIT_WRITE_FAILED = "audit-write-failed": "The audit event could not be written; without evidence the call is denied.";
     STATE_UNAVAILABLE = "state-unavailable": "The state home cannot be found or created.";
+    DESTRUCTIVE_DD_DEVICE = "destructive-dd-device": "`dd` writes to a device (`of=/dev/…`).";
+    DESTRUCTIVE_CHMOD_RECURSIVE = "destructive-chmod-recursive": "Recursive chmod/chown/chgrp of `/`, home, a parent of the workspace or the workspace.";
+    DESTRUCTIVE_FIND_DELETE = "destructive-find-delete": "`find -delete` under `/`, home, a parent of the workspace or the workspace.";
+    DESTRUCTIVE_RSYNC_DELETE = "destructive-rsync-delete": "`rsync --delete` into `/`, home, a parent of the workspace or the workspace.";
+    DESTRUCTIVE_DISK_FORMAT = "destructive-disk-format": "mkfs, wipefs, fdisk, parted and the like: formats or repartitions a disk.";
+    DESTRUCTIVE_FORK_BOMB = "destructive-fork-bomb": "A function that pipes into itself in the background: a fork bomb.";
+    DESTRUCTIVE_KILL_ALL = "destructive-kill-all": "`kill -1` / `killall5`: signals every process.";
+    DESTRUCTIVE_SHUTDOWN = "destructive-shutdown": "shutdown, reboot, halt, poweroff, `init 0|6`, `systemctl poweroff|reboot`.";
+    DESTRUCTIVE_CRONTAB_REMOVE = "destructive-crontab-remove": "`crontab -r` deletes every scheduled job.";
+    DESTRUCTIVE_FIREWALL_FLUSH = "destructive-firewall-flush": "Flushing or disabling the firewall (`iptables -F`, `nft flush ruleset`, `ufw disable`).";
+    DESTRUCTIVE_GIT_PUSH_DELETE = "destructive-git-push-delete": "`git push --delete`, `:branch` refspecs or `--prune`: deletes refs on the remote.";
+    DESTRUCTIVE_GIT_CLEAN = "destructive-git-clean": "`git clean -f` deletes untracked files.";
+    DESTRUCTIVE_GIT_BRANCH_DELETE = "destructive-git-branch-delete": "`git branch -D` deletes a branch whatever its merge state.";
+    DESTRUCTIVE_GIT_DISCARD = "destructive-git-discard": "`git checkout -- <paths>`, `checkout .`, `checkout -f`, `restore`, `switch --discard-changes`: discards uncommitted changes.";
+    DESTRUCTIVE_GIT_STASH_DROP = "destructive-git-stash-drop": "`git stash drop` / `clear` throws stashed work away.";
+    DESTRUCTIVE_GIT_HISTORY_REWRITE = "destructive-git-history-rewrite": "filter-branch, filter-repo, `reflog expire`, `gc --prune=now`, `update-ref -d`.";
+    DESTRUCTIVE_FORGE_DELETE = "destructive-forge-delete": "Deleting on a forge or registry: `gh repo delete`, `gh release delete`, `npm unpublish`, `gh api -X DELETE`.";
+    DESTRUCTIVE_INFRA = "destructive-infra": "Destroying infrastructure: terraform/pulumi destroy, kubectl delete, helm uninstall, cloud deletes, docker prune.";
+    DESTRUCTIVE_DB = "destructive-db": "SQL that drops, truncates or deletes every row; redis FLUSHALL/FLUSHDB; mongo drops.";
+    CREDENTIAL_READ = "credential-read": "Reading credentials: ~/.ssh keys, cloud credentials, .env files, private keys, /proc/*/environ, printing secret variables.";
+    EXFIL_UPLOAD = "exfil-upload": "Uploading a local file to a remote host (curl -d @f, -F x=@f, -T f, wget --post-file, scp).";
+    EXFIL_PIPE = "exfil-pipe": "The environment or a credential piped or substituted into a network tool.";
+    EXFIL_REVERSE_SHELL = "exfil-reverse-shell": "A shell handed to a network peer: `nc -e`, socat EXEC, redirections to /dev/tcp or /dev/udp.";
+    SHELL_REMOTE_CODE = "shell-remote-code": "Code fetched from the network is executed (`curl … | sh`, `bash <(wget …)`, `sh -c \"$(curl …)\"`).";
+    SHELL_OBFUSCATED_EXEC = "shell-obfuscated-exec": "Decoded or decompressed data is executed (`base64 -d | sh`, `xxd -r | bash`).";
+    SHELL_REMOTE_EXEC = "shell-remote-exec": "A command runs on another machine (`ssh host cmd`), outside every local check.";
+    SHELL_INLINE_CODE = "shell-inline-code": "An interpreter runs inline code (`python -c`, `node -e`, …); allowed unless the policy says otherwise, destructive calls inside are checked.";
 }
 
 /// The built-in rule codes whose decision a policy `[rules]` table may set.
@@ -58,6 +85,33 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     PATH_OUTSIDE_WORKSPACE,
     SHELL_UNPARSABLE,
     SHELL_DYNAMIC,
+    DESTRUCTIVE_DD_DEVICE,
+    DESTRUCTIVE_CHMOD_RECURSIVE,
+    DESTRUCTIVE_FIND_DELETE,
+    DESTRUCTIVE_RSYNC_DELETE,
+    DESTRUCTIVE_DISK_FORMAT,
+    DESTRUCTIVE_FORK_BOMB,
+    DESTRUCTIVE_KILL_ALL,
+    DESTRUCTIVE_SHUTDOWN,
+    DESTRUCTIVE_CRONTAB_REMOVE,
+    DESTRUCTIVE_FIREWALL_FLUSH,
+    DESTRUCTIVE_GIT_PUSH_DELETE,
+    DESTRUCTIVE_GIT_CLEAN,
+    DESTRUCTIVE_GIT_BRANCH_DELETE,
+    DESTRUCTIVE_GIT_DISCARD,
+    DESTRUCTIVE_GIT_STASH_DROP,
+    DESTRUCTIVE_GIT_HISTORY_REWRITE,
+    DESTRUCTIVE_FORGE_DELETE,
+    DESTRUCTIVE_INFRA,
+    DESTRUCTIVE_DB,
+    CREDENTIAL_READ,
+    EXFIL_UPLOAD,
+    EXFIL_PIPE,
+    EXFIL_REVERSE_SHELL,
+    SHELL_REMOTE_CODE,
+    SHELL_OBFUSCATED_EXEC,
+    SHELL_REMOTE_EXEC,
+    SHELL_INLINE_CODE,
 ];
 
 /// Whether a code is a built-in reason code.

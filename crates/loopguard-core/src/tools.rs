@@ -55,7 +55,8 @@ use ToolKind as K;
 /// Claude Code's tools. Anything not here (and not `mcp__*`) is unknown and gets the policy's
 /// `unknown_tool` decision.
 const TABLE: &[ToolMetadata] = &[
-    meta("Bash", K::Shell, R::High, A::Implement),
+    // Bash's level comes from the analysis of its command (reads need only observe).
+    meta("Bash", K::Shell, R::High, A::Observe),
     meta("Read", K::FileRead, R::Low, A::Observe),
     meta("Write", K::FileWrite, R::Medium, A::Implement),
     meta("Edit", K::FileWrite, R::Medium, A::Implement),

@@ -113,6 +113,84 @@ fn is_harmless_device(raw: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Whether a (resolved) path holds credentials: SSH and cloud keys, `.env` files (not
+/// `.example`/`.sample`/`.template`), private key files outside test fixtures, token files,
+/// `/proc/*/environ`, `/etc/shadow`. Directories that hold them count too (`~/.ssh`).
+pub fn is_credential_path(p: &Path, home: Option<&Path>) -> bool {
+    let s = p.to_string_lossy();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == ".env"
+        || (name.starts_with(".env.")
+            && !name.ends_with(".example")
+            && !name.ends_with(".sample")
+            && !name.ends_with(".template")
+            && !name.ends_with(".dist"))
+    {
+        return true;
+    }
+    if matches!(
+        name.as_str(),
+        "id_rsa"
+            | "id_dsa"
+            | "id_ecdsa"
+            | "id_ed25519"
+            | "id_ecdsa_sk"
+            | "id_ed25519_sk"
+            | ".git-credentials"
+            | ".netrc"
+            | ".pgpass"
+            | ".my.cnf"
+    ) {
+        return true;
+    }
+    let fixture = s.contains("/test")
+        || s.contains("/fixture")
+        || s.contains("/example")
+        || s.contains("/testdata");
+    let key_file = [".key", ".p12", ".pfx", ".jks", ".keystore"]
+        .iter()
+        .any(|x| name.ends_with(x))
+        || (name.ends_with(".pem") && (name.contains("key") || name.contains("private")));
+    if key_file && !fixture {
+        return true;
+    }
+    if (s.starts_with("/proc/") && (s.ends_with("/environ")))
+        || matches!(s.as_ref(), "/etc/shadow" | "/etc/gshadow")
+    {
+        return true;
+    }
+    let Some(rel) = home.and_then(|h| p.strip_prefix(h).ok()) else {
+        return false;
+    };
+    let r = rel.to_string_lossy();
+    if r == ".ssh" || r.starts_with(".ssh/") {
+        return !(name.ends_with(".pub")
+            || matches!(
+                name.as_str(),
+                "known_hosts" | "known_hosts.old" | "config" | "authorized_keys"
+            ));
+    }
+    [
+        ".aws",
+        ".config/gcloud",
+        ".kube/config",
+        ".docker/config.json",
+        ".npmrc",
+        ".pypirc",
+        ".gnupg",
+        ".config/gh/hosts.yml",
+        ".azure",
+        ".terraform.d/credentials.tfrc.json",
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+    ]
+    .iter()
+    .any(|d| r == *d || r.starts_with(&format!("{d}/")))
+}
+
 /// Checks write targets against the write roots (the workspace and the policy's extra roots),
 /// all resolved through symlinks.
 #[derive(Debug, Clone)]

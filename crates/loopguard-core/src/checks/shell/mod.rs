@@ -1,21 +1,30 @@
-//! Shell command analysis for the spine's first check set: unwrapping wrappers to the program
-//! that really runs, then rm of protected targets, destructive git, redirection targets and the
-//! policy's `[[commands]]` rules. The full analysis (issue 3) grows from here.
+//! Shell command analysis: split a command line into the commands that really run (through
+//! compound commands, substitutions, wrappers and nested shells), work out what each one does
+//! ([`effects`]), and turn that into findings: destructive operations, targets outside the
+//! workspace, credential reads, exfiltration and downloaded code, and the autonomy level needed.
 
+mod args;
+pub mod effects;
+mod effects_git;
+mod effects_net;
+mod effects_ops;
 mod lex;
 mod unwrap;
 
+pub use effects::{DestructiveOperation, Effects, Target};
+pub use effects_git::is_protected;
 pub use lex::{
     MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word,
     split_with_home,
 };
-pub use unwrap::{Command, commands};
+pub use unwrap::{Command, Head, commands};
 
-use crate::checks::paths::{PathValidator, resolve};
+use crate::checks::paths::{PathValidator, is_credential_path, resolve};
 use crate::policy::CommandRule;
 use crate::reasons::*;
 use crate::{AutonomyLevel, Context, Finding, RiskLevel, Verdict};
-use std::path::Path;
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
 
 /// Splits a command line with no home directory known.
 pub fn split(cmd: &str) -> Result<Vec<Segment>, ShellError> {
@@ -75,10 +84,27 @@ pub fn analyze(
     rules: &[CommandRule],
     paths: &PathValidator,
 ) -> ShellReport {
+    analyze_at(cmd, cwd, ctx, rules, paths, 0)
+}
+
+fn analyze_at(
+    cmd: &str,
+    cwd: &Path,
+    ctx: &Context,
+    rules: &[CommandRule],
+    paths: &PathValidator,
+    depth: usize,
+) -> ShellReport {
     let mut report = ShellReport::default();
     let home = ctx.home.as_deref().and_then(Path::to_str);
-    let segments = match split_with_home(cmd, home) {
-        Ok(s) => s,
+    let cmds = match split_with_home(cmd, home).and_then(|segs| {
+        if depth > MAX_DEPTH {
+            Err(ShellError::TooDeep)
+        } else {
+            commands(&segs, home)
+        }
+    }) {
+        Ok(c) => c,
         Err(e) => {
             let code = if matches!(e, ShellError::TooLarge(_)) {
                 SHELL_TOO_LARGE
@@ -97,43 +123,36 @@ pub fn analyze(
             return report;
         }
     };
-    let cmds = match commands(&segments, home) {
-        Ok(c) => c,
-        Err(e) => {
-            report.findings.push(Finding::new(
-                SHELL_UNPARSABLE,
-                Verdict::Deny,
-                RiskLevel::High,
-                format!("A nested shell command cannot be analysed: {e}."),
-            ));
-            return report;
-        }
+    let mut a = Analysis {
+        cwd,
+        ctx,
+        paths,
+        workspace: resolve(&ctx.workspace, Path::new("/"))
+            .unwrap_or_else(|_| ctx.workspace.clone()),
+        home: ctx
+            .home
+            .as_deref()
+            .and_then(|h| resolve(h, Path::new("/")).ok()),
+        branch: OnceCell::new(),
+        fetched: Vec::new(),
+        findings: Vec::new(),
+        required: AutonomyLevel::Observe,
     };
-    let mut required = AutonomyLevel::Implement;
+    if is_fork_bomb(cmd) {
+        a.findings.push(op_finding(
+            DESTRUCTIVE_FORK_BOMB,
+            RiskLevel::Critical,
+            "The command defines a function that pipes into itself in the background: a fork bomb."
+                .into(),
+        ));
+    }
     for c in &cmds {
-        check_redirects(&c.redirects, cwd, paths, &mut report.findings);
-        if c.dynamic_program {
-            report.findings.push(
-                Finding::new(
-                    SHELL_DYNAMIC,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!("The program `{}` is only known at run time, so the gate cannot see what runs.", c.program),
-                )
-                .with_remedy("name the program literally."),
-            );
-        }
-        match c.program.as_str() {
-            "rm" => check_rm(c, cwd, ctx, paths, &mut report.findings),
-            "git" => {
-                if let Some(level) = check_git(c, &mut report.findings) {
-                    required = required.max(level);
-                }
-            }
-            _ => {}
+        a.command(c);
+        if depth < MAX_DEPTH {
+            a.nested(c, rules, depth);
         }
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
-            report.findings.push(
+            a.findings.push(
                 Finding::new(
                     rule.code(),
                     rule.verdict,
@@ -148,92 +167,596 @@ pub fn analyze(
             );
         }
     }
-    report.required = Some(required);
+    report.findings = a.findings;
+    report.required = Some(a.required);
     report
 }
 
-fn check_redirects(
-    redirects: &[Redirect],
-    cwd: &Path,
-    paths: &PathValidator,
-    out: &mut Vec<Finding>,
-) {
-    for r in redirects {
-        let writes = match r.kind {
-            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
-            // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
-            RedirectKind::Dup => !r
-                .target
-                .text
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == '-'),
+/// Critical operations are denied by default, high ones asked, the rest allowed (the policy's
+/// `[rules]` can change each).
+fn op_finding(code: &str, risk: RiskLevel, message: String) -> Finding {
+    let verdict = match risk {
+        RiskLevel::Critical => Verdict::Deny,
+        RiskLevel::High => Verdict::Ask,
+        _ => Verdict::Allow,
+    };
+    let remedy = match verdict {
+        Verdict::Deny => "leave this to the human, or narrow the command to what the task needs.",
+        _ => "a human must confirm this, or narrow the command.",
+    };
+    Finding::new(code, verdict, risk, message).with_remedy(remedy)
+}
+
+/// Where a broad target sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Broad {
+    Root,
+    Home,
+    Workspace,
+    Parent,
+}
+
+struct Analysis<'a> {
+    cwd: &'a Path,
+    ctx: &'a Context,
+    paths: &'a PathValidator,
+    workspace: PathBuf,
+    home: Option<PathBuf>,
+    branch: OnceCell<Option<String>>,
+    /// Files that a fetcher in this command line wrote: running them runs downloaded code.
+    fetched: Vec<PathBuf>,
+    findings: Vec<Finding>,
+    required: AutonomyLevel,
+}
+
+const NETWORK_TOOLS: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "mail",
+    "mailx", "sendmail", "http", "https", "aria2c",
+];
+
+impl Analysis<'_> {
+    fn current_branch(&self) -> Option<String> {
+        self.branch
+            .get_or_init(|| read_current_branch(self.cwd))
+            .clone()
+    }
+
+    fn dynamic(&mut self, what: String, remedy: &str) {
+        self.findings.push(
+            Finding::new(SHELL_DYNAMIC, Verdict::Ask, RiskLevel::High, what).with_remedy(remedy),
+        );
+    }
+
+    fn broad(&self, raw: &str) -> Option<Broad> {
+        // `find ROOT -exec rm {} ;`: `{}` is some path below ROOT. Below the workspace that is
+        // ordinary work; below `/`, home or a parent it is as broad as ROOT itself.
+        if let Some(parent) = raw.strip_suffix("/…") {
+            return self
+                .broad(if parent.is_empty() { "/" } else { parent })
+                .filter(|b| *b != Broad::Workspace);
+        }
+        let target = resolve(Path::new(strip_glob(raw)), self.cwd).ok()?;
+        if target == Path::new("/") {
+            Some(Broad::Root)
+        } else if self.home.as_deref().is_some_and(|h| h.starts_with(&target)) {
+            Some(Broad::Home)
+        } else if target == self.workspace {
+            Some(Broad::Workspace)
+        } else if self.workspace.starts_with(&target) {
+            Some(Broad::Parent)
+        } else {
+            None
+        }
+    }
+
+    fn command(&mut self, c: &Command) {
+        self.redirects(c);
+        if c.dynamic_program {
+            self.dynamic(
+                format!(
+                    "The program `{}` is only known at run time, so the gate cannot see what runs.",
+                    c.program
+                ),
+                "name the program literally.",
+            );
+        }
+        let branch = || self.current_branch();
+        let e = effects::of(c, &branch);
+        self.required = self.required.max(e.level);
+        let program = c.program.clone();
+        for t in &e.deletes {
+            self.target(&program, t, true);
+        }
+        for t in &e.writes {
+            self.target(&program, t, false);
+        }
+        if c.dynamic_operands
+            && e.deletes.is_empty()
+            && matches!(
+                program.as_str(),
+                "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown"
+            )
+        {
+            self.dynamic(format!("`{program}` gets its targets at run time (from xargs), so they could be anything."), "name the files literally.");
+        }
+        for t in &e.reads {
+            self.read(&program, &t.path, t.dynamic);
+        }
+        for o in &e.ops {
+            self.findings
+                .push(op_finding(o.code, o.risk, o.message.clone()));
+        }
+        self.exfiltration(c);
+        self.downloaded_code(c);
+        if effects::FETCHERS.contains(&program.as_str()) {
+            let written: Vec<PathBuf> = e
+                .writes
+                .iter()
+                .map(|t| t.path.as_str())
+                .chain(
+                    c.redirects
+                        .iter()
+                        .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
+                        .map(|r| r.target.text.as_str()),
+                )
+                .filter_map(|p| resolve(Path::new(p), self.cwd).ok())
+                .collect();
+            self.fetched.extend(written);
+        }
+        if let Some(code) = &e.inline_code {
+            self.findings.push(Finding::new(
+                SHELL_INLINE_CODE,
+                Verdict::Allow,
+                RiskLevel::Medium,
+                format!("`{program}` runs inline code."),
+            ));
+            let _ = code;
+        }
+    }
+
+    /// A write or delete target: dynamic targets are asked about, broad ones are destructive,
+    /// everything else must stay inside the workspace.
+    fn target(&mut self, program: &str, t: &Target, delete: bool) {
+        if t.dynamic {
+            if delete || t.broad.is_some() {
+                self.dynamic(
+                    format!(
+                        "`{program}` target `{}` is only known at run time; it could be anything.",
+                        t.path
+                    ),
+                    "name the path literally.",
+                );
+            } else if self
+                .paths
+                .check_write(&t.path, self.cwd, "target")
+                .is_some()
+            {
+                // A dynamic write whose literal part already points outside: say so plainly.
+                self.dynamic(
+                    format!(
+                        "`{program}` writes to `{}`, known only at run time.",
+                        t.path
+                    ),
+                    "write to a literal path inside the workspace.",
+                );
+            }
+            return;
+        }
+        if let Some(family) = t.broad
+            && let Some(b) = self.broad(&t.path)
+        {
+            let (code, what) = match (family, b) {
+                ("rm", Broad::Root) => (DESTRUCTIVE_RM_ROOT, "the whole filesystem"),
+                ("rm", Broad::Home) => (DESTRUCTIVE_RM_HOME, "the home directory"),
+                ("rm", Broad::Workspace) => (DESTRUCTIVE_RM_WORKSPACE, "the whole workspace"),
+                ("rm", Broad::Parent) => (DESTRUCTIVE_RM_PARENT, "a parent of the workspace"),
+                (code, Broad::Root) => (code, "the whole filesystem"),
+                (code, Broad::Home) => (code, "the home directory"),
+                (code, Broad::Workspace) => (code, "the whole workspace"),
+                (code, Broad::Parent) => (code, "a parent of the workspace"),
+            };
+            let verb = if family == "rm" || delete {
+                "delete"
+            } else {
+                "change"
+            };
+            self.findings.push(
+                Finding::new(
+                    code,
+                    Verdict::Deny,
+                    RiskLevel::Critical,
+                    format!("`{program}` of `{}` would {verb} {what}.", t.path),
+                )
+                .with_remedy(
+                    "name only the specific files you mean, by their paths inside the workspace.",
+                ),
+            );
+            return;
+        }
+        let what = if delete {
+            format!("`{program}` deletes")
+        } else {
+            format!("`{program}` writes")
+        };
+        let raw = if delete {
+            strip_glob(&t.path)
+        } else {
+            t.path.as_str()
+        };
+        if let Some(f) = self.paths.check_write(raw, self.cwd, &what) {
+            self.findings.push(f);
+        }
+    }
+
+    fn read(&mut self, program: &str, raw: &str, dynamic: bool) {
+        if dynamic {
+            return;
+        }
+        if let Ok(real) = resolve(Path::new(strip_glob(raw)), self.cwd)
+            && is_credential_path(&real, self.home.as_deref())
+        {
+            self.findings.push(op_finding(
+                CREDENTIAL_READ,
+                RiskLevel::Critical,
+                format!("`{program}` reads `{raw}`, which holds credentials."),
+            ));
+        }
+    }
+
+    fn redirects(&mut self, c: &Command) {
+        for r in &c.redirects {
+            let t = &r.target.text;
+            if t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") {
+                self.findings.push(op_finding(
+                    EXFIL_REVERSE_SHELL,
+                    RiskLevel::Critical,
+                    format!(
+                        "A redirection to `{t}` opens a raw network connection from the shell."
+                    ),
+                ));
+                continue;
+            }
+            let writes = match r.kind {
+                RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
+                // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
+                RedirectKind::Dup => !t.chars().all(|c| c.is_ascii_digit() || c == '-'),
+                RedirectKind::Read => {
+                    let prog = if c.program.is_empty() {
+                        "<"
+                    } else {
+                        c.program.as_str()
+                    };
+                    self.read(prog, t, r.target.dynamic);
+                    false
+                }
+                _ => false,
+            };
+            if !writes {
+                continue;
+            }
+            self.required = self.required.max(AutonomyLevel::Implement);
+            if r.target.dynamic {
+                self.dynamic(
+                    format!("The redirection target `{t}` is only known at run time."),
+                    "redirect to a literal path inside the workspace.",
+                );
+            } else if let Some(f) = self.paths.check_write(t, self.cwd, "Redirection target") {
+                self.findings.push(f);
+            }
+        }
+    }
+
+    /// The environment or a credential flowing into a network tool.
+    fn exfiltration(&mut self, c: &Command) {
+        if !NETWORK_TOOLS.contains(&c.program.as_str()) {
+            return;
+        }
+        let dumps_env = |h: &Head| match h.program.as_str() {
+            "env" | "printenv" => h.args.iter().all(|a| a.starts_with('-')),
+            "set" | "export" | "declare" | "typeset" | "compgen" => true,
             _ => false,
         };
-        if !writes {
-            continue;
+        let reads_secret = |h: &Head, this: &Self| {
+            matches!(
+                h.program.as_str(),
+                "cat"
+                    | "head"
+                    | "tail"
+                    | "base64"
+                    | "xxd"
+                    | "gzip"
+                    | "tar"
+                    | "zip"
+                    | "openssl"
+                    | "gpg"
+            ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
+                resolve(Path::new(strip_glob(a)), this.cwd)
+                    .is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
+            })
+        };
+        let leak = c
+            .sources()
+            .find(|h| dumps_env(h) || reads_secret(h, self))
+            .map(|h| h.program.clone());
+        if let Some(src) = leak {
+            self.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::Critical,
+                format!("`{src}` output (the environment or a credential) flows into `{}`, which sends it over the network.", c.program),
+            ));
         }
-        if r.target.dynamic {
-            out.push(
-                Finding::new(
-                    SHELL_DYNAMIC,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!(
-                        "The redirection target `{}` is only known at run time.",
-                        r.target.text
-                    ),
-                )
-                .with_remedy("redirect to a literal path inside the workspace."),
+    }
+
+    /// Code that arrives from the network or out of a decoder and is executed.
+    fn downloaded_code(&mut self, c: &Command) {
+        let p = c.program.as_str();
+        let is_shell = unwrap::SHELLS.contains(&p);
+        let is_interp = effects::is_interpreter(p);
+        let is_eval = matches!(p, "eval" | "source" | ".");
+        if !(is_shell || is_interp || is_eval) {
+            // Running a file a fetcher just wrote (`curl -o x.sh … && ./x.sh`).
+            if let Ok(real) = resolve(Path::new(&c.program_path), self.cwd)
+                && c.program_path.contains('/')
+                && self.fetched.contains(&real)
+            {
+                self.remote_code(p, "runs a file downloaded earlier in the same command");
+            }
+            return;
+        }
+        let reads_stdin = if is_shell {
+            unwrap::shell_reads_stdin(c)
+        } else if is_interp {
+            effects::interpreter_reads_stdin(c)
+        } else {
+            false
+        };
+        let code_args: Vec<usize> = if is_eval {
+            (0..c.args.len()).collect()
+        } else if is_shell {
+            let script = unwrap::shell_script_arg(c).or_else(|| unwrap::shell_script_file(c));
+            script
+                .and_then(|w| c.args.iter().position(|a| std::ptr::eq(a, w)))
+                .into_iter()
+                .collect()
+        } else {
+            effects::interpreter_code_arg(c).into_iter().collect()
+        };
+        let mut sources: Vec<&Head> = code_args
+            .iter()
+            .filter_map(|&i| c.arg_sources.get(i))
+            .flatten()
+            .collect();
+        if reads_stdin {
+            sources.extend(c.stdin_from.iter());
+        }
+        if sources.iter().any(|h| effects::is_fetcher(h)) {
+            self.remote_code(p, "executes code fetched from the network");
+        } else if sources.iter().any(|h| effects::is_decoder(h)) {
+            self.findings.push(op_finding(SHELL_OBFUSCATED_EXEC, RiskLevel::Critical, format!("`{p}` executes decoded or decompressed data: the code it runs is hidden from review.")));
+        }
+        // A script file that a fetcher in this command line wrote.
+        for &i in &code_args {
+            if let Some(w) = c.args.get(i)
+                && let Ok(real) = resolve(Path::new(&w.text), self.cwd)
+                && self.fetched.contains(&real)
+            {
+                self.remote_code(p, "runs a file downloaded earlier in the same command");
+            }
+        }
+    }
+
+    fn remote_code(&mut self, p: &str, how: &str) {
+        self.findings.push(op_finding(
+            SHELL_REMOTE_CODE,
+            RiskLevel::Critical,
+            format!("`{p}` {how}: code nobody reviewed runs with your privileges."),
+        ));
+    }
+
+    /// Code inside a command that is not shell: interpreter inline code and ssh remote commands.
+    fn nested(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
+        let branch = || self.current_branch();
+        let e = effects::of(c, &branch);
+        if let Some(code) = &e.inline_code {
+            for script in inline_shell_commands(code) {
+                let r = analyze_at(&script, self.cwd, self.ctx, rules, self.paths, depth + 1);
+                self.required = self
+                    .required
+                    .max(r.required.unwrap_or(AutonomyLevel::Implement));
+                self.findings.extend(r.findings);
+            }
+        }
+        if let Some(remote) = &e.remote_script {
+            // Paths on another machine are not ours to confine, but what destroys is still
+            // destructive there.
+            let anywhere = PathValidator::new([Path::new("/")]);
+            let r = analyze_at(
+                remote,
+                Path::new("/"),
+                self.ctx,
+                rules,
+                &anywhere,
+                depth + 1,
             );
-        } else if let Some(f) = paths.check_write(&r.target.text, cwd, "Redirection target") {
-            out.push(f);
+            self.findings.extend(
+                r.findings
+                    .into_iter()
+                    .filter(|f| f.code != PATH_OUTSIDE_WORKSPACE && f.code != CREDENTIAL_READ),
+            );
         }
     }
 }
 
-/// Classifies rm targets: recursive or forced removal of `/`, home, a parent of the workspace or
-/// the workspace itself is destructive; any target outside the write roots is a path finding.
-fn check_rm(c: &Command, cwd: &Path, ctx: &Context, paths: &PathValidator, out: &mut Vec<Finding>) {
-    let (opts, _) = c.options_and_operands();
-    let flag = |short: char, long: &str| {
-        opts.iter()
-            .any(|o| *o == long || (!o.starts_with("--") && o[1..].contains(short)))
-    };
-    let recursive = flag('r', "--recursive") || flag('R', "--recursive");
-    let force = flag('f', "--force");
-    let workspace =
-        resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone());
-    let home = ctx
-        .home
-        .as_deref()
-        .and_then(|h| resolve(h, Path::new("/")).ok());
-    for (word, dynamic) in c.operand_words() {
-        if dynamic {
-            if recursive || force {
-                out.push(
-                    Finding::new(
-                        SHELL_DYNAMIC,
-                        Verdict::Ask,
-                        RiskLevel::High,
-                        format!(
-                            "`rm` target `{word}` is only known at run time; it could be anything."
-                        ),
-                    )
-                    .with_remedy("name the directory to remove literally."),
-                );
+/// Shell commands hidden in inline interpreter code: strings passed to `system`, `exec`,
+/// `subprocess`, `popen`, `execSync`, …; and paths passed to delete APIs (`rmtree`, `rmSync`,
+/// `rm_rf`, `remove_dir_all`, `unlink`), as the `rm -rf` they amount to.
+pub fn inline_shell_commands(code: &str) -> Vec<String> {
+    const EXEC: &[&str] = &[
+        "system(",
+        "os.system(",
+        "subprocess.run(",
+        "subprocess.call(",
+        "subprocess.Popen(",
+        "check_output(",
+        "check_call(",
+        "popen(",
+        "exec(",
+        "execSync(",
+        "spawnSync(",
+        "spawn(",
+        "shell_exec(",
+        "passthru(",
+        "exec.Command(",
+        "os.popen(",
+        "Process.spawn(",
+        "IO.popen(",
+        "%x(",
+        "Command::new(",
+    ];
+    const DELETE: &[&str] = &[
+        "rmtree(",
+        "rmSync(",
+        "rm_rf(",
+        "remove_dir_all(",
+        "rmdirSync(",
+        "unlinkSync(",
+        "unlink(",
+        "os.remove(",
+        "os.rmdir(",
+        "File.delete(",
+        "fs.rm(",
+        "FileUtils.rm_r(",
+        "Remove-Item",
+        "rimraf(",
+        "removedirs(",
+        "rmdir(",
+    ];
+    let mut out = Vec::new();
+    for (markers, delete) in [(EXEC, false), (DELETE, true)] {
+        for m in markers {
+            let mut from = 0;
+            while let Some(i) = code[from..].find(m) {
+                let at = from + i + m.len();
+                from = at;
+                let args = &code[at..];
+                let literals = string_literals(args);
+                let Some(first) = literals.first() else {
+                    continue;
+                };
+                if delete {
+                    let quoted = if let Some(rest) = first.strip_prefix('~') {
+                        format!("~{}", sh_quote(rest))
+                    } else {
+                        sh_quote(first)
+                    };
+                    out.push(format!("rm -rf -- {quoted}"));
+                } else if args.trim_start().starts_with('[') {
+                    // An argv list: ["rm", "-rf", "/"].
+                    out.push(
+                        literals
+                            .iter()
+                            .map(|l| sh_quote(l))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                } else {
+                    out.push(first.clone());
+                }
             }
-            continue;
-        }
-        if (recursive || force)
-            && let Some(f) = classify_rm_target(word, cwd, &workspace, home.as_deref())
-        {
-            out.push(f);
-            continue;
-        }
-        if let Some(f) = paths.check_write(strip_glob(word), cwd, "rm target") {
-            out.push(f);
         }
     }
+    // Backticks run a shell in perl, ruby and php.
+    if code.contains('`') {
+        for (i, part) in code.split('`').enumerate() {
+            if i % 2 == 1 && !part.is_empty() {
+                out.push(part.to_string());
+            }
+        }
+    }
+    out.truncate(64);
+    out
+}
+
+/// The string literals at the start of an argument list, up to the closing parenthesis.
+fn string_literals(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = args.chars().peekable();
+    let mut depth = 0i32;
+    while let Some(c) = chars.next() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => break,
+            ')' | ']' => depth -= 1,
+            '"' | '\'' => {
+                let mut s = String::new();
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        if let Some(e) = chars.next() {
+                            s.push(e);
+                        }
+                    } else if d == c {
+                        break;
+                    } else {
+                        s.push(d);
+                    }
+                }
+                out.push(s);
+                if out.len() >= 32 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// `:(){ :|:& };:` and the same with any name.
+fn is_fork_bomb(cmd: &str) -> bool {
+    let squeezed: String = cmd.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut from = 0;
+    while let Some(i) = squeezed[from..].find("(){") {
+        let at = from + i;
+        let name: String = squeezed[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let body = &squeezed[at + 3..];
+        if !name.is_empty()
+            && (body.starts_with(&format!("{name}|{name}&"))
+                || body.starts_with(&format!("{name}|{name};"))
+                || body.starts_with(&format!("{name}&{name}&")))
+        {
+            return true;
+        }
+        from = at + 3;
+    }
+    false
+}
+
+/// The branch checked out in the repository around `cwd`, read from `.git/HEAD`.
+fn read_current_branch(cwd: &Path) -> Option<String> {
+    let top = cwd.ancestors().find(|d| d.join(".git").exists())?;
+    let dot_git = top.join(".git");
+    let git_dir = if dot_git.is_file() {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let rel = text.trim().strip_prefix("gitdir:")?.trim().to_string();
+        top.join(rel)
+    } else {
+        dot_git
+    };
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(String::from)
 }
 
 /// `dir/*`, `dir/.*`, `*` → the directory whose contents go.
@@ -243,77 +766,6 @@ fn strip_glob(word: &str) -> &str {
         "*" | ".*" | "" if word.starts_with('/') => "/",
         "*" | ".*" | "" => ".",
         t => t,
-    }
-}
-
-fn classify_rm_target(
-    word: &str,
-    cwd: &Path,
-    workspace: &Path,
-    home: Option<&Path>,
-) -> Option<Finding> {
-    let target = resolve(Path::new(strip_glob(word)), cwd).ok()?;
-    let hit = |code: &str, what: &str| {
-        Some(
-            Finding::new(code, Verdict::Deny, RiskLevel::Critical, format!("`rm` of `{word}` would delete {what}."))
-                .with_remedy("remove only the specific build output or files you mean, by their paths inside the workspace."),
-        )
-    };
-    if target == Path::new("/") {
-        return hit(DESTRUCTIVE_RM_ROOT, "the whole filesystem");
-    }
-    if home.is_some_and(|h| h.starts_with(&target)) {
-        return hit(DESTRUCTIVE_RM_HOME, "the home directory");
-    }
-    if target == workspace {
-        return hit(DESTRUCTIVE_RM_WORKSPACE, "the whole workspace");
-    }
-    if workspace.starts_with(&target) {
-        return hit(DESTRUCTIVE_RM_PARENT, "a parent of the workspace");
-    }
-    None
-}
-
-/// Destructive git subcommands; returns the level the command needs when it is higher than
-/// Implement.
-fn check_git(c: &Command, out: &mut Vec<Finding>) -> Option<AutonomyLevel> {
-    let (sub, rest) = c.git_subcommand()?;
-    match sub {
-        "push" => {
-            let force = rest.iter().any(|a| {
-                matches!(a.as_str(), "--force" | "--mirror" | "--force-if-includes")
-                    || a.starts_with("--force-with-lease")
-                    || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('f'))
-                    || (a.starts_with('+') && a.len() > 1)
-            });
-            if force {
-                out.push(
-                    Finding::new(
-                        DESTRUCTIVE_GIT_PUSH_FORCE,
-                        Verdict::Deny,
-                        RiskLevel::Critical,
-                        "`git push` with force (or a +refspec, or --mirror) overwrites history on the remote.",
-                    )
-                    .with_remedy("push without force; if history must be rewritten, ask the human to do it."),
-                );
-            }
-            Some(AutonomyLevel::Pr)
-        }
-        "reset" => {
-            if rest.iter().any(|a| a == "--hard") {
-                out.push(
-                    Finding::new(
-                        DESTRUCTIVE_GIT_RESET_HARD,
-                        Verdict::Deny,
-                        RiskLevel::Critical,
-                        "`git reset --hard` throws away uncommitted changes for good.",
-                    )
-                    .with_remedy("commit or `git stash` the work first, or use `git reset --soft`/`--mixed`."),
-                );
-            }
-            None
-        }
-        _ => None,
     }
 }
 

@@ -1,21 +1,43 @@
 //! From segments to the programs that really run: assignment prefixes, wrappers (sudo, env,
-//! timeout, xargs, …) and nested shells (`sh -c`, `eval`, a shell fed a heredoc) are unwrapped.
+//! timeout, xargs, …) and nested shells (`sh -c`, `eval`, `watch`, `su -c`, a shell fed a
+//! heredoc or here-string, `find -exec`) are unwrapped. Each command also learns what feeds it:
+//! the programs upstream in its pipeline, and the programs whose output makes each argument.
 
 use super::lex::{MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
+
+/// A program and its arguments, wrappers stripped, nothing recursed into: enough to tell what
+/// produces a pipe's input or a substitution's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Base name of the program.
+    pub program: String,
+    /// Argument texts.
+    pub args: Vec<String>,
+}
 
 /// One program invocation after unwrapping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
-    /// The program's base name (`/usr/bin/rm` → `rm`).
+    /// The program's base name (`/usr/bin/rm` → `rm`); empty for a segment with no program.
     pub program: String,
+    /// The program as written (`./build.sh`, `/usr/bin/rm`).
+    pub program_path: String,
     /// Its arguments.
     pub args: Vec<Word>,
     /// The program name is only known at run time.
     pub dynamic_program: bool,
+    /// More operands arrive at run time (`xargs`, `find -exec … {}`).
+    pub dynamic_operands: bool,
     /// The wrappers it was found inside, outermost first.
     pub wrappers: Vec<String>,
     /// The redirections of its segment.
     pub redirects: Vec<Redirect>,
+    /// Programs whose output is piped into this one, nearest first.
+    pub stdin_from: Vec<Head>,
+    /// For each argument, the programs whose output makes it (`$( )`, backticks, `<( )`).
+    pub arg_sources: Vec<Vec<Head>>,
+    /// Text fed to its stdin by a heredoc or here-string, if any.
+    pub stdin_text: Option<String>,
 }
 
 impl Command {
@@ -68,6 +90,13 @@ impl Command {
         }
         None
     }
+
+    /// Every program feeding this command: pipe sources and argument sources.
+    pub fn sources(&self) -> impl Iterator<Item = &Head> {
+        self.stdin_from
+            .iter()
+            .chain(self.arg_sources.iter().flatten())
+    }
 }
 
 fn basename(s: &str) -> &str {
@@ -85,7 +114,10 @@ fn is_assignment(w: &Word) -> bool {
     }
 }
 
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"];
+/// Shells: `-c` takes a script string; with no script operand they read stdin.
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+];
 
 /// Skips a wrapper's options. `with_value` lists the options that take a separate value.
 fn skip_options(words: &[Word], mut i: usize, with_value: &[&str]) -> usize {
@@ -102,17 +134,161 @@ fn skip_options(words: &[Word], mut i: usize, with_value: &[&str]) -> usize {
     i
 }
 
+/// How a wrapper hands over to the program it runs.
+enum Wrap {
+    /// The program starts at this word index.
+    At(usize),
+    /// The wrapper runs a shell command string (its words from this index, joined).
+    Script(usize),
+    /// Nothing runs (`command -v x`).
+    Nothing,
+}
+
+fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
+    let w = |j: usize| words.get(j).map(|w| w.text.as_str());
+    let prog = basename(w(i)?);
+    Some(match prog {
+        "sudo" | "doas" => {
+            let j = skip_options(
+                words,
+                i + 1,
+                &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
+            );
+            Wrap::At(j)
+        }
+        "env" => {
+            if let Some(k) =
+                (i + 1..words.len()).find(|&k| w(k) == Some("-S") || w(k) == Some("--split-string"))
+            {
+                return Some(Wrap::Script(k + 1));
+            }
+            let mut j = skip_options(words, i + 1, &["-u", "--unset", "-C", "--chdir"]);
+            while words.get(j).is_some_and(is_assignment) {
+                j += 1;
+            }
+            Wrap::At(j)
+        }
+        "command" | "builtin" => {
+            if matches!(w(i + 1), Some("-v" | "-V")) {
+                return Some(Wrap::Nothing);
+            }
+            Wrap::At(skip_options(words, i + 1, &[]))
+        }
+        "exec" => Wrap::At(skip_options(words, i + 1, &["-a"])),
+        "nohup" | "setsid" | "time" | "unbuffer" | "proxychains" | "proxychains4" | "torsocks"
+        | "catchsegv" => Wrap::At(skip_options(words, i + 1, &[])),
+        "nice" => Wrap::At(skip_options(words, i + 1, &["-n", "--adjustment"])),
+        "ionice" => Wrap::At(skip_options(
+            words,
+            i + 1,
+            &["-c", "-n", "-p", "--class", "--classdata"],
+        )),
+        "stdbuf" => Wrap::At(skip_options(words, i + 1, &["-i", "-o", "-e"])),
+        "timeout" => {
+            Wrap::At(skip_options(words, i + 1, &["-s", "--signal", "-k", "--kill-after"]) + 1)
+        }
+        "chroot" => Wrap::At(skip_options(words, i + 1, &["--userspec", "--groups"]) + 1),
+        "nsenter" | "unshare" => Wrap::At(skip_options(
+            words,
+            i + 1,
+            &["-t", "--target", "-S", "-G", "--setuid", "--setgid"],
+        )),
+        "runuser" => Wrap::At(skip_options(
+            words,
+            i + 1,
+            &["-u", "-g", "-G", "--user", "--group"],
+        )),
+        "busybox" => Wrap::At(i + 1),
+        "xargs" | "parallel" => Wrap::At(skip_options(
+            words,
+            i + 1,
+            &[
+                "-I",
+                "-i",
+                "-n",
+                "-P",
+                "-d",
+                "-L",
+                "-s",
+                "-E",
+                "-a",
+                "--arg-file",
+                "--delimiter",
+                "--max-args",
+                "--max-procs",
+                "-j",
+            ],
+        )),
+        "watch" => Wrap::Script(skip_options(
+            words,
+            i + 1,
+            &["-n", "--interval", "-d", "--differences", "-q", "--equexit"],
+        )),
+        "flock" => {
+            let j = skip_options(
+                words,
+                i + 1,
+                &["-w", "--timeout", "-E", "--conflict-exit-code"],
+            );
+            match (w(j + 1), w(j)) {
+                (Some("-c" | "--command"), _) => Wrap::Script(j + 2),
+                (_, Some(_)) => Wrap::At(j + 1),
+                _ => Wrap::Nothing,
+            }
+        }
+        "su" => match (i + 1..words.len()).find(|&k| matches!(w(k), Some("-c" | "--command"))) {
+            Some(k) => Wrap::Script(k + 1),
+            None => return None,
+        },
+        _ => return None,
+    })
+}
+
 /// Unwraps every segment into the commands that run, recursing into nested shells.
 pub fn commands(segments: &[Segment], home: Option<&str>) -> Result<Vec<Command>, ShellError> {
     let mut out = Vec::new();
-    for seg in segments {
-        unwrap_segment(seg, home, seg.depth, &mut out)?;
+    for i in 0..segments.len() {
+        unwrap_segment(segments, i, home, segments[i].depth, &mut out)?;
     }
     Ok(out)
 }
 
+/// The program a segment runs, wrappers stripped (no recursion).
+fn head(seg: &Segment) -> Option<Head> {
+    let words = &seg.words;
+    let mut i = 0;
+    while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
+        i += 1;
+    }
+    for _ in 0..MAX_DEPTH {
+        match wrapper(words, i) {
+            Some(Wrap::At(j)) => i = j,
+            Some(Wrap::Script(_)) | Some(Wrap::Nothing) => break,
+            None => break,
+        }
+    }
+    let w = words.get(i)?;
+    Some(Head {
+        program: basename(&w.text).to_string(),
+        args: words[i + 1..].iter().map(|w| w.text.clone()).collect(),
+    })
+}
+
+fn heads(segments: &[Segment], range: Option<(usize, usize)>) -> Vec<Head> {
+    match range {
+        Some((a, b)) => segments
+            .get(a..b)
+            .into_iter()
+            .flatten()
+            .filter_map(head)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
 fn unwrap_segment(
-    seg: &Segment,
+    segments: &[Segment],
+    idx: usize,
     home: Option<&str>,
     depth: usize,
     out: &mut Vec<Command>,
@@ -120,149 +296,254 @@ fn unwrap_segment(
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
+    let Some(seg) = segments.get(idx) else {
+        return Ok(());
+    };
     let words = &seg.words;
+    let mut stdin_from = Vec::new();
+    let mut src = seg.pipe_from;
+    while let Some(j) = src {
+        if stdin_from.len() > MAX_DEPTH {
+            break;
+        }
+        if let Some(s) = segments.get(j) {
+            stdin_from.extend(head(s));
+            src = s.pipe_from;
+        } else {
+            break;
+        }
+    }
+    let stdin_text = seg
+        .redirects
+        .iter()
+        .rev()
+        .find(|r| matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString))
+        .map(|r| r.target.text.clone());
+    let make =
+        |program_path: &str, args: &[Word], dynamic_program: bool, wrappers: Vec<String>| Command {
+            program: basename(program_path).to_string(),
+            program_path: program_path.to_string(),
+            dynamic_operands: wrappers.iter().any(|w| w == "xargs" || w == "parallel"),
+            arg_sources: args.iter().map(|a| heads(segments, a.subst)).collect(),
+            args: args.to_vec(),
+            dynamic_program,
+            wrappers,
+            redirects: seg.redirects.clone(),
+            stdin_from: stdin_from.clone(),
+            stdin_text: stdin_text.clone(),
+        };
     let mut i = 0;
     while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
         i += 1;
     }
     let mut wrappers = Vec::new();
-    let bare = |wrappers: Vec<String>, out: &mut Vec<Command>| {
-        // No program (only assignments or redirections, or a lookup): its redirections still act.
-        out.push(Command {
-            program: String::new(),
-            args: Vec::new(),
-            dynamic_program: false,
-            wrappers,
-            redirects: seg.redirects.clone(),
-        });
-    };
     for _ in 0..MAX_DEPTH {
-        let Some(w) = words.get(i) else {
-            bare(wrappers, out);
-            return Ok(());
-        };
-        let prog = basename(&w.text);
-        let next = match prog {
-            "sudo" | "doas" => skip_options(
-                words,
-                i + 1,
-                &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
-            ),
-            "env" => {
-                let mut j = skip_options(
-                    words,
-                    i + 1,
-                    &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
-                );
-                while words.get(j).is_some_and(is_assignment) {
-                    j += 1;
-                }
-                j
+        match wrapper(words, i) {
+            Some(Wrap::At(j)) => {
+                wrappers.push(basename(&words[i].text).to_string());
+                i = j;
             }
-            "command" | "builtin" => {
-                if words
-                    .get(i + 1)
-                    .is_some_and(|a| a.text == "-v" || a.text == "-V")
-                {
-                    bare(wrappers, out); // a lookup: nothing runs
-                    return Ok(());
-                }
-                skip_options(words, i + 1, &[])
+            Some(Wrap::Script(j)) => {
+                let prog = words[i].text.clone();
+                let script: Vec<&str> = words
+                    .get(j..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect();
+                run_script(&script.join(" "), home, depth, out)?;
+                wrappers.push(basename(&prog).to_string());
+                out.push(make(
+                    &prog,
+                    words.get(i + 1..).unwrap_or_default(),
+                    words[i].dynamic,
+                    wrappers,
+                ));
+                return Ok(());
             }
-            "exec" => skip_options(words, i + 1, &["-a"]),
-            "nohup" | "setsid" | "time" => skip_options(words, i + 1, &[]),
-            "nice" => skip_options(words, i + 1, &["-n", "--adjustment"]),
-            "ionice" => skip_options(words, i + 1, &["-c", "-n", "-p", "--class", "--classdata"]),
-            "stdbuf" => skip_options(words, i + 1, &["-i", "-o", "-e"]),
-            "timeout" => skip_options(words, i + 1, &["-s", "--signal", "-k", "--kill-after"]) + 1,
-            "chroot" => skip_options(words, i + 1, &["--userspec", "--groups"]) + 1,
-            "xargs" => skip_options(
-                words,
-                i + 1,
-                &[
-                    "-I",
-                    "-i",
-                    "-n",
-                    "-P",
-                    "-d",
-                    "-L",
-                    "-s",
-                    "-E",
-                    "-a",
-                    "--arg-file",
-                    "--delimiter",
-                    "--max-args",
-                    "--max-procs",
-                ],
-            ),
-            _ => break,
-        };
-        wrappers.push(prog.to_string());
-        i = next;
+            Some(Wrap::Nothing) => {
+                wrappers.push(basename(&words[i].text).to_string());
+                out.push(make("", &[], false, wrappers));
+                return Ok(());
+            }
+            None => break,
+        }
     }
     let Some(w) = words.get(i) else {
-        bare(wrappers, out);
+        // No program (only assignments or redirections): its redirections still act.
+        out.push(make("", &[], false, wrappers));
         return Ok(());
     };
-    let cmd = Command {
-        program: basename(&w.text).to_string(),
-        args: words[i + 1..].to_vec(),
-        dynamic_program: w.dynamic,
-        wrappers,
-        redirects: seg.redirects.clone(),
-    };
-    nested_shell(&cmd, seg, home, depth, out)?;
+    let cmd = make(&w.text, &words[i + 1..], w.dynamic, wrappers);
+    nested(&cmd, home, depth, out)?;
     out.push(cmd);
     Ok(())
 }
 
-/// `sh -c 'script'`, `eval …`, and a shell reading a heredoc or here-string: the script is
-/// code, so it is analysed as commands too.
-fn nested_shell(
-    cmd: &Command,
-    seg: &Segment,
+fn run_script(
+    script: &str,
     home: Option<&str>,
     depth: usize,
     out: &mut Vec<Command>,
 ) -> Result<(), ShellError> {
-    let mut scripts: Vec<String> = Vec::new();
-    if cmd.program == "eval" {
-        scripts.push(
-            cmd.args
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-    } else if SHELLS.contains(&cmd.program.as_str()) {
-        let mut c_flag = false;
-        let mut script_file = false;
-        for a in &cmd.args {
-            let t = a.text.as_str();
-            if c_flag {
-                scripts.push(t.to_string());
-                break;
-            }
-            if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
-                c_flag = true;
-            } else if !t.starts_with('-') && !t.starts_with('+') {
-                script_file = true;
-                break;
-            }
+    if depth + 1 > MAX_DEPTH {
+        return Err(ShellError::TooDeep);
+    }
+    let segs = split_with_home(script, home)?;
+    for i in 0..segs.len() {
+        unwrap_segment(&segs, i, home, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+/// Code inside a command: `sh -c 'script'`, `eval …`, a shell reading a heredoc or
+/// here-string, `find … -exec cmd {} ;`.
+fn nested(
+    cmd: &Command,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Command>,
+) -> Result<(), ShellError> {
+    let program = cmd.program.as_str();
+    if program == "eval" {
+        let script: Vec<&str> = cmd.args.iter().map(|w| w.text.as_str()).collect();
+        return run_script(&script.join(" "), home, depth, out);
+    }
+    if SHELLS.contains(&program) {
+        if let Some(script) = shell_script_arg(cmd) {
+            return run_script(&script.text, home, depth, out);
         }
-        if !c_flag && !script_file {
-            for r in &seg.redirects {
-                if matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString) {
-                    scripts.push(r.target.text.clone());
-                }
-            }
+        if shell_reads_stdin(cmd)
+            && let Some(text) = &cmd.stdin_text
+        {
+            return run_script(text, home, depth, out);
+        }
+        return Ok(());
+    }
+    if program == "find" {
+        return find_exec(cmd, home, depth, out);
+    }
+    Ok(())
+}
+
+/// The `-c` script of a shell command line, if it has one.
+pub fn shell_script_arg(cmd: &Command) -> Option<&Word> {
+    let mut c_flag = false;
+    for a in &cmd.args {
+        let t = a.text.as_str();
+        if c_flag {
+            return Some(a);
+        }
+        if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
+            c_flag = true;
+        } else if !t.starts_with('-') && !t.starts_with('+') {
+            return None;
         }
     }
-    for script in scripts {
-        let segs = split_with_home(&script, home)?;
-        for s in &segs {
-            unwrap_segment(s, home, depth + 1, out)?;
+    None
+}
+
+/// Whether a shell runs what arrives on stdin (no `-c`, no script file).
+pub fn shell_reads_stdin(cmd: &Command) -> bool {
+    shell_script_arg(cmd).is_none() && shell_script_file(cmd).is_none()
+}
+
+/// The script file a shell runs, if any (the first operand when there is no `-c`).
+pub fn shell_script_file(cmd: &Command) -> Option<&Word> {
+    if cmd
+        .args
+        .iter()
+        .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c'))
+    {
+        return None;
+    }
+    cmd.args
+        .iter()
+        .find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'))
+}
+
+/// `find ROOTS … -exec|-execdir|-ok|-okdir CMD … {} ;|+`: CMD runs on every path found under the
+/// roots, so `{}` stands for a path below each root.
+fn find_exec(
+    cmd: &Command,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Command>,
+) -> Result<(), ShellError> {
+    let texts: Vec<&str> = cmd.args.iter().map(|w| w.text.as_str()).collect();
+    let roots: Vec<&str> = texts
+        .iter()
+        .take_while(|t| !t.starts_with('-') && !matches!(**t, "(" | "!"))
+        .copied()
+        .collect();
+    let roots = if roots.is_empty() { vec!["."] } else { roots };
+    let mut i = 0;
+    while i < texts.len() {
+        if matches!(texts[i], "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let end = (i + 1..texts.len())
+                .find(|&k| matches!(texts[k], ";" | "+"))
+                .unwrap_or(texts.len());
+            let inner = &cmd.args[i + 1..end];
+            if let Some(first) = inner.first() {
+                for root in &roots {
+                    let child = format!("{}/…", root.trim_end_matches('/'));
+                    let args: Vec<Word> = inner[1..]
+                        .iter()
+                        .map(|w| {
+                            if w.text.contains("{}") {
+                                Word {
+                                    text: w.text.replace("{}", &child),
+                                    ..w.clone()
+                                }
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect();
+                    let mut sub = Command {
+                        program: basename(&first.text).to_string(),
+                        program_path: first.text.clone(),
+                        args: args.clone(),
+                        dynamic_program: first.dynamic,
+                        dynamic_operands: false,
+                        wrappers: cmd
+                            .wrappers
+                            .iter()
+                            .cloned()
+                            .chain(std::iter::once("find".to_string()))
+                            .collect(),
+                        redirects: Vec::new(),
+                        stdin_from: Vec::new(),
+                        arg_sources: vec![Vec::new(); args.len()],
+                        stdin_text: None,
+                    };
+                    // The nested command may itself be a wrapper or a shell.
+                    let seg = Segment {
+                        words: inner.to_vec(),
+                        ..Segment::default()
+                    };
+                    if wrapper(&seg.words, 0).is_some() || SHELLS.contains(&sub.program.as_str()) {
+                        let segs = [Segment {
+                            words: inner
+                                .iter()
+                                .map(|w| Word {
+                                    text: w.text.replace("{}", &child),
+                                    ..w.clone()
+                                })
+                                .collect(),
+                            ..Segment::default()
+                        }];
+                        unwrap_segment(&segs, 0, home, depth + 1, out)?;
+                    } else {
+                        nested(&sub, home, depth + 1, out)?;
+                        sub.wrappers.dedup();
+                        out.push(sub);
+                    }
+                }
+            }
+            i = end;
         }
+        i += 1;
     }
     Ok(())
 }

@@ -1,0 +1,283 @@
+//! git: destructive subcommands, what push needs (PR, Merge for protected branches, Release for
+//! tags), what reads only.
+
+use super::effects::Effects;
+use super::unwrap::Command;
+use crate::reasons::*;
+use crate::{AutonomyLevel, RiskLevel};
+
+/// Branches whose update is a merge-level act.
+pub const PROTECTED_BRANCHES: &[&str] = &[
+    "main",
+    "master",
+    "trunk",
+    "production",
+    "prod",
+    "stable",
+    "release",
+    "develop",
+];
+
+/// Whether a branch name is protected (`release/*` and `hotfix/*` too).
+pub fn is_protected(branch: &str) -> bool {
+    let b = branch.trim_start_matches("refs/heads/");
+    PROTECTED_BRANCHES.contains(&b) || b.starts_with("release/") || b.starts_with("releases/")
+}
+
+fn short_flag(args: &[String], letter: char) -> bool {
+    args.iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
+}
+
+fn has(args: &[String], names: &[&str]) -> bool {
+    args.iter().any(|a| {
+        names
+            .iter()
+            .any(|n| a == n || (n.starts_with("--") && a.starts_with(&format!("{n}="))))
+    })
+}
+
+/// Effects of a git command line.
+pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<String>) {
+    let Some((sub, rest)) = c.git_subcommand() else {
+        e.level = AutonomyLevel::Observe;
+        return;
+    };
+    let observe = |e: &mut Effects| e.level = AutonomyLevel::Observe;
+    match sub {
+        "status" | "log" | "diff" | "show" | "blame" | "rev-parse" | "ls-files" | "ls-tree"
+        | "describe" | "shortlog" | "grep" | "cat-file" | "rev-list" | "merge-base"
+        | "name-rev" | "whatchanged" | "count-objects" | "help" | "version" | "check-ignore"
+        | "for-each-ref" | "show-ref" | "var" | "range-diff" | "cherry" => observe(e),
+        "config"
+            if has(
+                &rest,
+                &["--get", "--get-all", "--list", "-l", "--get-regexp"],
+            ) || rest.len() <= 1 =>
+        {
+            observe(e)
+        }
+        "remote" if rest.is_empty() || has(&rest, &["-v", "--verbose", "show", "get-url"]) => {
+            observe(e)
+        }
+        "branch" => {
+            let deleting = has(&rest, &["--delete", "-D"])
+                || short_flag(&rest, 'D')
+                || (short_flag(&rest, 'd') && (short_flag(&rest, 'f') || has(&rest, &["--force"])));
+            if deleting {
+                e.op(
+                    DESTRUCTIVE_GIT_BRANCH_DELETE,
+                    RiskLevel::High,
+                    "`git branch -D` deletes a branch even if its commits are not merged anywhere.",
+                );
+            } else if rest.iter().all(|a| a.starts_with('-')) {
+                observe(e);
+            }
+        }
+        "tag" if rest.is_empty() || has(&rest, &["-l", "--list", "--contains", "--points-at"]) => {
+            observe(e)
+        }
+        "stash" => match rest.first().map(String::as_str) {
+            Some("list" | "show") => observe(e),
+            Some("drop" | "clear") => e.op(
+                DESTRUCTIVE_GIT_STASH_DROP,
+                RiskLevel::High,
+                "`git stash drop`/`clear` throws stashed work away.",
+            ),
+            _ => {}
+        },
+        "reflog" => {
+            if rest.first().is_some_and(|a| a == "expire" || a == "delete") {
+                e.op(DESTRUCTIVE_GIT_HISTORY_REWRITE, RiskLevel::Critical, "`git reflog expire`/`delete` removes the record that lets lost commits be recovered.");
+            } else {
+                observe(e);
+            }
+        }
+        "reset" if rest.iter().any(|a| a == "--hard") => {
+            e.op(
+                DESTRUCTIVE_GIT_RESET_HARD,
+                RiskLevel::Critical,
+                "`git reset --hard` throws away uncommitted changes for good.",
+            );
+        }
+        "clean" => {
+            let dry = has(&rest, &["-n", "--dry-run"]) || short_flag(&rest, 'n');
+            if !dry && (short_flag(&rest, 'f') || has(&rest, &["--force"])) {
+                e.op(
+                    DESTRUCTIVE_GIT_CLEAN,
+                    RiskLevel::Critical,
+                    "`git clean -f` deletes untracked files, which git cannot bring back.",
+                );
+            } else {
+                observe(e);
+            }
+        }
+        "checkout" => {
+            let discards = has(&rest, &["--", "-f", "--force", "."])
+                || rest.iter().any(|a| a == "-p" || a == "--patch")
+                || short_flag(&rest, 'f');
+            if discards && !rest.iter().any(|a| a == "-b" || a == "-B") {
+                e.op(DESTRUCTIVE_GIT_DISCARD, RiskLevel::High, "`git checkout -- <paths>` / `checkout .` / `checkout -f` discards uncommitted changes.");
+            }
+        }
+        "restore" => {
+            let staged_only = has(&rest, &["--staged", "-S"]) && !has(&rest, &["--worktree", "-W"]);
+            if !staged_only {
+                e.op(
+                    DESTRUCTIVE_GIT_DISCARD,
+                    RiskLevel::High,
+                    "`git restore <paths>` discards uncommitted changes in the working tree.",
+                );
+            }
+        }
+        "switch" if has(&rest, &["--discard-changes", "-f", "--force"]) => {
+            e.op(
+                DESTRUCTIVE_GIT_DISCARD,
+                RiskLevel::High,
+                "`git switch --discard-changes` throws uncommitted changes away.",
+            );
+        }
+        "filter-branch" | "filter-repo" => {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::Critical,
+                format!("`git {sub}` rewrites the repository's whole history."),
+            );
+        }
+        "gc" if rest.iter().any(|a| {
+            a.starts_with("--prune=now") || a == "--prune=all" || a.starts_with("--prune=0")
+        }) =>
+        {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::Critical,
+                "`git gc --prune=now` deletes unreachable commits at once (no grace period).",
+            );
+        }
+        "update-ref" if has(&rest, &["-d", "--stdin"]) => {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::Critical,
+                "`git update-ref -d` deletes a ref directly.",
+            );
+        }
+        "merge" | "pull" => {
+            if current_branch().is_some_and(|b| is_protected(&b)) {
+                e.level = AutonomyLevel::Merge;
+            }
+            if sub == "pull" {
+                e.network.push("git remote".into());
+            }
+        }
+        "push" => push(&rest, e, current_branch),
+        "clone" => {
+            let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+            if let Some(url) = ops.first() {
+                e.network.push((*url).clone());
+                let dest = ops.get(1).map(|d| d.to_string()).unwrap_or_else(|| {
+                    url.trim_end_matches('/')
+                        .rsplit(['/', ':'])
+                        .next()
+                        .unwrap_or("repo")
+                        .trim_end_matches(".git")
+                        .to_string()
+                });
+                e.write_text(&dest);
+            }
+        }
+        "fetch" | "ls-remote" => e.network.push("git remote".into()),
+        _ => {}
+    }
+}
+
+fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<String>) {
+    e.level = AutonomyLevel::Pr;
+    e.network.push("git remote".into());
+    let force = rest.iter().any(|a| {
+        matches!(a.as_str(), "--force" | "--mirror" | "--force-if-includes")
+            || a.starts_with("--force-with-lease")
+            || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('f'))
+            || (a.starts_with('+') && a.len() > 1)
+    });
+    if force {
+        e.op(DESTRUCTIVE_GIT_PUSH_FORCE, RiskLevel::Critical, "`git push` with force (or a +refspec, --mirror or --prune) overwrites history on the remote.");
+    }
+    let operands: Vec<&String> = {
+        let mut v = Vec::new();
+        let mut skip = false;
+        for a in rest {
+            if skip {
+                skip = false;
+                continue;
+            }
+            if matches!(
+                a.as_str(),
+                "-o" | "--push-option" | "--repo" | "--receive-pack" | "--exec"
+            ) {
+                skip = true;
+                continue;
+            }
+            if !a.starts_with('-') {
+                v.push(a);
+            }
+        }
+        v
+    };
+    let refspecs: Vec<&String> = operands.iter().skip(1).copied().collect();
+    let deletes = rest
+        .iter()
+        .any(|a| a == "--delete" || a == "-d" || a == "--prune")
+        || refspecs.iter().any(|r| r.starts_with(':') && r.len() > 1);
+    if deletes {
+        e.op(
+            DESTRUCTIVE_GIT_PUSH_DELETE,
+            RiskLevel::Critical,
+            "`git push --delete` / `:branch` deletes a branch or tag on the remote.",
+        );
+    }
+    let tags = rest.iter().any(|a| a == "--tags" || a == "--follow-tags")
+        || refspecs
+            .iter()
+            .any(|r| r.contains("refs/tags/") || is_version_tag(r));
+    if tags {
+        e.level = e.level.max(AutonomyLevel::Release);
+    }
+    let targets: Vec<String> = if refspecs.is_empty() {
+        current_branch().into_iter().collect()
+    } else {
+        refspecs
+            .iter()
+            .map(|r| {
+                r.trim_start_matches('+')
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or(r)
+                    .to_string()
+            })
+            .collect()
+    };
+    let head_target = refspecs
+        .iter()
+        .any(|r| r.trim_start_matches('+').split(':').next_back() == Some("HEAD"));
+    let mut protected = targets.iter().any(|t| is_protected(t));
+    if head_target {
+        protected |= current_branch().is_some_and(|b| is_protected(&b));
+    }
+    if rest.iter().any(|a| a == "--all" || a == "--mirror") {
+        protected = true;
+    }
+    if protected {
+        e.level = e.level.max(AutonomyLevel::Merge);
+    }
+}
+
+/// `v1.2.3`, `1.2.3`, `v2`: pushing such a ref publishes a release.
+fn is_version_tag(r: &str) -> bool {
+    let t = r.rsplit(':').next().unwrap_or(r);
+    let t = t.strip_prefix('v').unwrap_or(t);
+    !t.is_empty()
+        && t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c.is_ascii_alphanumeric())
+        && t.contains('.')
+}

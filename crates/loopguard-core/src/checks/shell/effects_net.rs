@@ -1,0 +1,240 @@
+//! Network tools: where they connect, what they write, and the shapes of exfiltration (uploading
+//! files, reverse shells).
+
+use super::args::{Spec, parse};
+use super::effects::Effects;
+use super::unwrap::Command;
+use crate::reasons::*;
+use crate::{AutonomyLevel, RiskLevel};
+
+/// Effects of curl, wget, nc, socat, ssh, scp, sftp, telnet, ftp.
+pub fn net(c: &Command, e: &mut Effects) {
+    match c.program.as_str() {
+        "curl" => curl(c, e),
+        "wget" => wget(c, e),
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" => raw(c, e),
+        "ssh" => ssh(c, e),
+        "scp" | "sftp" => scp(c, e),
+        _ => {}
+    }
+}
+
+fn upload(e: &mut Effects, file: &str, how: &str) {
+    let file = file.trim_start_matches('@').trim_start_matches('<');
+    if file.is_empty() || file == "-" {
+        return;
+    }
+    e.read_text(file);
+    e.op(
+        EXFIL_UPLOAD,
+        RiskLevel::High,
+        format!("{how} uploads the file `{file}` to a remote host."),
+    );
+}
+
+fn curl(c: &Command, e: &mut Effects) {
+    let a = parse(
+        &c.args,
+        Spec {
+            short: "dFTohHuXAeEbcKmrwxyYzCQUt",
+            long: &[
+                "--data",
+                "--data-binary",
+                "--data-raw",
+                "--data-ascii",
+                "--data-urlencode",
+                "--form",
+                "--form-string",
+                "--upload-file",
+                "--output",
+                "--header",
+                "--user",
+                "--request",
+                "--user-agent",
+                "--referer",
+                "--cert",
+                "--cookie",
+                "--cookie-jar",
+                "--config",
+                "--max-time",
+                "--range",
+                "--write-out",
+                "--proxy",
+                "--url",
+                "--connect-timeout",
+                "--retry",
+                "--json",
+                "--output-dir",
+                "--resolve",
+                "--connect-to",
+                "--key",
+                "--cacert",
+            ],
+        },
+    );
+    e.level = AutonomyLevel::Observe;
+    for o in &a.opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.name.as_str() {
+            "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json"
+                if v.starts_with('@') || v.contains("=@") =>
+            {
+                upload(
+                    e,
+                    v.rsplit_once("=@").map_or(v, |(_, f)| f),
+                    "curl --data @file",
+                )
+            }
+            "-F" | "--form" => {
+                if let Some((_, f)) = v.split_once("=@").or_else(|| v.split_once("=<")) {
+                    upload(e, f.split(';').next().unwrap_or(f), "curl -F field=@file");
+                }
+            }
+            "-T" | "--upload-file" => upload(e, v, "curl -T"),
+            "-o" | "--output" | "-c" | "--cookie-jar" => {
+                e.level = AutonomyLevel::Implement;
+                if v != "-" && v != "/dev/null" {
+                    e.write_text(v);
+                }
+            }
+            "-O" | "--remote-name" | "--remote-name-all" => {
+                e.level = AutonomyLevel::Implement;
+                e.write_text(".");
+            }
+            "-K" | "--config" => e.read_text(v),
+            "--url" => e.network.push(v.to_string()),
+            _ => {}
+        }
+    }
+    e.network.extend(a.operands.iter().map(|w| w.text.clone()));
+}
+
+fn wget(c: &Command, e: &mut Effects) {
+    let a = parse(
+        &c.args,
+        Spec {
+            short: "OoaPiTtUeBw",
+            long: &[
+                "--output-document",
+                "--output-file",
+                "--directory-prefix",
+                "--post-data",
+                "--post-file",
+                "--body-file",
+                "--header",
+                "--user-agent",
+                "--input-file",
+                "--method",
+            ],
+        },
+    );
+    match a.values(&["-O", "--output-document"]).next() {
+        Some("-") => e.level = AutonomyLevel::Observe,
+        Some(f) => e.write_text(f),
+        None => e.write_text(
+            a.values(&["-P", "--directory-prefix"])
+                .next()
+                .unwrap_or("."),
+        ),
+    }
+    for f in a.values(&["--post-file", "--body-file"]) {
+        upload(e, f, "wget --post-file");
+    }
+    e.network.extend(a.operands.iter().map(|w| w.text.clone()));
+}
+
+fn raw(c: &Command, e: &mut Effects) {
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    let exec = texts.iter().any(|t| {
+        matches!(*t, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
+            || (t.starts_with('-')
+                && !t.starts_with("--")
+                && t.len() > 2
+                && (t.ends_with('e') || t.ends_with('c')))
+    }) || (c.program == "socat"
+        && texts.iter().any(|t| {
+            t.to_ascii_uppercase().starts_with("EXEC:")
+                || t.to_ascii_uppercase().starts_with("SYSTEM:")
+        }));
+    if exec {
+        e.op(
+            EXFIL_REVERSE_SHELL,
+            RiskLevel::Critical,
+            format!(
+                "`{}` hands a shell or program to a network peer (a reverse or bind shell).",
+                c.program
+            ),
+        );
+    }
+    e.network.extend(
+        texts
+            .iter()
+            .filter(|t| !t.starts_with('-'))
+            .map(|t| t.to_string()),
+    );
+}
+
+fn ssh(c: &Command, e: &mut Effects) {
+    let a = parse(
+        &c.args,
+        Spec {
+            short: "bcDEeFIiJLlmOopQRSWw",
+            long: &[],
+        },
+    );
+    let mut ops = a.operands.iter();
+    if let Some(host) = ops.next() {
+        e.network.push(host.text.clone());
+        let remote: Vec<&str> = ops.map(|w| w.text.as_str()).collect();
+        if !remote.is_empty() {
+            e.op(
+                SHELL_REMOTE_EXEC,
+                RiskLevel::High,
+                format!(
+                    "`ssh {}` runs `{}` on another machine, outside every local check.",
+                    host.text,
+                    remote.join(" ")
+                ),
+            );
+            e.remote_script = Some(remote.join(" "));
+        } else if c.stdin_text.is_some() || !c.stdin_from.is_empty() {
+            e.op(
+                SHELL_REMOTE_EXEC,
+                RiskLevel::High,
+                format!(
+                    "`ssh {}` runs a script fed on stdin on another machine.",
+                    host.text
+                ),
+            );
+            e.remote_script = c.stdin_text.clone();
+        }
+    }
+    for f in a.values(&["-i", "-F"]) {
+        e.read_text(f);
+    }
+}
+
+fn scp(c: &Command, e: &mut Effects) {
+    let a = parse(
+        &c.args,
+        Spec {
+            short: "cFiJloPS",
+            long: &[],
+        },
+    );
+    if let Some((dest, srcs)) = a.operands.split_last() {
+        let remote = |t: &str| t.contains(':') && !t.starts_with('/') && !t.starts_with('.');
+        for s in srcs {
+            if remote(&s.text) {
+                e.network.push(s.text.clone());
+            } else {
+                upload(e, &s.text, "scp");
+            }
+        }
+        if remote(&dest.text) {
+            e.network.push(dest.text.clone());
+        } else {
+            e.write_text(&dest.text);
+        }
+    }
+}
