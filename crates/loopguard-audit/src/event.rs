@@ -146,8 +146,7 @@ impl AuditEvent {
 
     /// Parses a line and checks that it is in canonical form and its hash matches.
     pub fn parse_line(line: &str) -> Result<AuditEvent, String> {
-        let ev: AuditEvent =
-            serde_json::from_str(line).map_err(|e| format!("not a valid event: {e}"))?;
+        let ev: AuditEvent = serde_json::from_str(line).map_err(|e| format!("not a valid event: {e}"))?;
         if ev.to_line() != line {
             return Err("not in canonical form (the line was edited)".into());
         }

@@ -42,10 +42,7 @@ impl fmt::Display for AuditError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AuditError::Io(e) => write!(f, "audit log I/O error: {e}"),
-            AuditError::BrokenTail(why) => write!(
-                f,
-                "audit log tail is broken ({why}); run `loopguard audit verify`"
-            ),
+            AuditError::BrokenTail(why) => write!(f, "audit log tail is broken ({why}); run `loopguard audit verify`"),
             AuditError::TooLarge(n) => {
                 write!(f, "audit event of {n} bytes exceeds {MAX_LINE_BYTES}")
             }
@@ -75,11 +72,7 @@ impl AuditLog {
         let path = path.into();
         let mut head = path.clone().into_os_string();
         head.push(".head");
-        AuditLog {
-            path,
-            head: PathBuf::from(head),
-            fsync: false,
-        }
+        AuditLog { path, head: PathBuf::from(head), fsync: false }
     }
 
     /// Also fsync the log and head after each append (survives power loss, costs milliseconds).
@@ -104,12 +97,7 @@ impl AuditLog {
         if let Some(dir) = self.path.parent() {
             create_private_dir(dir)?;
         }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(&self.path)?;
+        let mut file = OpenOptions::new().read(true).append(true).create(true).mode(0o600).open(&self.path)?;
         file.lock()?;
         let result = self.append_locked(&mut file, new);
         let _ = file.unlock();
@@ -143,12 +131,7 @@ impl AuditLog {
     /// ever written under the log's lock.
     fn write_head(&self, seq: u64, hash: &str) -> Result<(), AuditError> {
         use std::os::unix::fs::FileExt;
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&self.head)?;
+        let f = OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(&self.head)?;
         let record = format!("{seq:020} {hash}\n");
         f.write_all_at(record.as_bytes(), 0)?;
         if self.fsync {
@@ -173,20 +156,14 @@ impl AuditLog {
         };
         let lines: Vec<&str> = text.lines().collect();
         let start = lines.len().saturating_sub(n);
-        Ok(lines[start..]
-            .iter()
-            .filter_map(|l| AuditEvent::parse_line(l).ok())
-            .collect())
+        Ok(lines[start..].iter().filter_map(|l| AuditEvent::parse_line(l).ok()).collect())
     }
 }
 
 /// Creates a directory (and parents) readable only by the owner.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// The last complete line of the file, or `None` when it is empty. A file that does not end in

@@ -7,11 +7,7 @@ fn log_with(n: usize) -> (tempfile::TempDir, AuditLog) {
         let mut ev = NewEvent::new("sess", EventKind::PreToolUse);
         ev.tool = Some("Bash".into());
         ev.decision = Some(if i % 2 == 0 { "allow" } else { "deny" }.into());
-        ev.reasons = if i % 2 == 0 {
-            vec![]
-        } else {
-            vec!["destructive-rm-root".into()]
-        };
+        ev.reasons = if i % 2 == 0 { vec![] } else { vec!["destructive-rm-root".into()] };
         ev.details = Some(serde_json::json!({"i": i}));
         log.append(ev).unwrap();
     }
@@ -19,11 +15,7 @@ fn log_with(n: usize) -> (tempfile::TempDir, AuditLog) {
 }
 
 fn lines(log: &AuditLog) -> Vec<String> {
-    std::fs::read_to_string(log.path())
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
+    std::fs::read_to_string(log.path()).unwrap().lines().map(String::from).collect()
 }
 
 fn write_lines(log: &AuditLog, lines: &[String]) {
@@ -135,10 +127,7 @@ fn detects_truncation_mid_line() {
     std::fs::write(log.path(), &text[..text.len() - 10]).unwrap();
     assert_eq!(first_bad(&log), Some(3));
     // And nothing more can be chained to a torn tail.
-    assert!(matches!(
-        log.append(NewEvent::new("s", EventKind::Stop)),
-        Err(AuditError::BrokenTail(_))
-    ));
+    assert!(matches!(log.append(NewEvent::new("s", EventKind::Stop)), Err(AuditError::BrokenTail(_))));
 }
 
 #[test]
@@ -148,14 +137,7 @@ fn detects_a_deleted_log_or_head() {
     assert_eq!(first_bad(&log), Some(0));
     let (_d2, log2) = log_with(2);
     std::fs::remove_file(log2.path()).unwrap();
-    assert!(
-        log2.verify()
-            .unwrap()
-            .problem
-            .unwrap()
-            .message
-            .contains("missing")
-    );
+    assert!(log2.verify().unwrap().problem.unwrap().message.contains("missing"));
 }
 
 #[test]
@@ -180,8 +162,7 @@ fn concurrent_appenders_never_fork_the_chain() {
             std::thread::spawn(move || {
                 let log = AuditLog::new(path);
                 for _ in 0..100 {
-                    log.append(NewEvent::new(format!("t{t}"), EventKind::PreToolUse))
-                        .unwrap();
+                    log.append(NewEvent::new(format!("t{t}"), EventKind::PreToolUse)).unwrap();
                 }
             })
         })

@@ -52,15 +52,10 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
                 Ok(None) => None,
                 _ => Some(Problem {
                     line: 0,
-                    message: "the log file is missing but its head anchor exists (log deleted)"
-                        .into(),
+                    message: "the log file is missing but its head anchor exists (log deleted)".into(),
                 }),
             };
-            return Ok(VerifyReport {
-                events: 0,
-                head_hash: None,
-                problem,
-            });
+            return Ok(VerifyReport { events: 0, head_hash: None, problem });
         }
         Err(e) => return Err(e.into()),
     };
@@ -83,12 +78,7 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
         }
         lineno += 1;
         if buf.last() != Some(&b'\n') {
-            return Ok(fail(
-                lineno,
-                count,
-                &prev_hash,
-                "the last line is incomplete (truncated mid-line)".into(),
-            ));
+            return Ok(fail(lineno, count, &prev_hash, "the last line is incomplete (truncated mid-line)".into()));
         }
         let Ok(line) = std::str::from_utf8(&buf[..buf.len() - 1]) else {
             return Ok(fail(lineno, count, &prev_hash, "not UTF-8".into()));
@@ -123,10 +113,7 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
     let head_hash = (count > 0).then(|| prev_hash.clone());
     let problem = match anchor {
         Err(message) => Some(Problem { line: 0, message }),
-        Ok(None) if count > 0 => Some(Problem {
-            line: 0,
-            message: "the head anchor is missing".into(),
-        }),
+        Ok(None) if count > 0 => Some(Problem { line: 0, message: "the head anchor is missing".into() }),
         Ok(None) => None,
         Ok(Some((seq, hash))) => {
             if seq == count && hash == prev_hash {
@@ -145,16 +132,10 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
             } else {
                 Some(Problem {
                     line: 0,
-                    message: format!(
-                        "the head anchor (event {seq}) does not match the log's last event {count}"
-                    ),
+                    message: format!("the head anchor (event {seq}) does not match the log's last event {count}"),
                 })
             }
         }
     };
-    Ok(VerifyReport {
-        events: count,
-        head_hash,
-        problem,
-    })
+    Ok(VerifyReport { events: count, head_hash, problem })
 }

@@ -37,11 +37,8 @@ fn evaluate_write(b: Bencher) {
     let (d, ctx) = setup();
     let policy = Policy::builtin();
     let gate = Gate::new(&policy);
-    let call = ToolCall::new(
-        "Write",
-        json!({ "file_path": d.path().join("src/a/b/c/lib.rs"), "content": "x" }),
-        d.path(),
-    );
+    let call =
+        ToolCall::new("Write", json!({ "file_path": d.path().join("src/a/b/c/lib.rs"), "content": "x" }), d.path());
     b.bench_local(|| black_box(gate.evaluate(black_box(&call), &ctx)));
 }
 

@@ -133,12 +133,8 @@ mod tests {
 
     #[test]
     fn breaker_caps_are_monotone_in_position() {
-        let positions = [
-            BreakerPosition::Stopped,
-            BreakerPosition::ReadOnly,
-            BreakerPosition::PrOnly,
-            BreakerPosition::FullAuto,
-        ];
+        let positions =
+            [BreakerPosition::Stopped, BreakerPosition::ReadOnly, BreakerPosition::PrOnly, BreakerPosition::FullAuto];
         for w in positions.windows(2) {
             assert!(w[0] < w[1]);
             assert!(w[0].cap() < w[1].cap());

@@ -18,12 +18,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call with no session.
     pub fn new(tool: impl Into<String>, input: Value, cwd: impl Into<PathBuf>) -> Self {
-        ToolCall {
-            tool: tool.into(),
-            input,
-            cwd: cwd.into(),
-            session: None,
-        }
+        ToolCall { tool: tool.into(), input, cwd: cwd.into(), session: None }
     }
 
     /// A string field of the input, if present and a string.
@@ -50,9 +45,7 @@ impl Context {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Context {
             workspace: workspace.into(),
-            home: std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
+            home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
             breaker: BreakerPosition::FullAuto,
             mode: ExecutionMode::Normal,
         }

@@ -56,19 +56,8 @@ pub type Finding = Reason;
 
 impl Reason {
     /// A finding with no remedy.
-    pub fn new(
-        code: impl Into<String>,
-        verdict: Verdict,
-        risk: RiskLevel,
-        message: impl Into<String>,
-    ) -> Self {
-        Reason {
-            code: code.into(),
-            verdict,
-            risk,
-            message: message.into(),
-            remedy: None,
-        }
+    pub fn new(code: impl Into<String>, verdict: Verdict, risk: RiskLevel, message: impl Into<String>) -> Self {
+        Reason { code: code.into(), verdict, risk, message: message.into(), remedy: None }
     }
 
     /// Adds what would make the call pass.
@@ -99,28 +88,12 @@ impl Decision {
         required: AutonomyLevel,
         effective: Option<AutonomyLevel>,
     ) -> Self {
-        let verdict = findings
-            .iter()
-            .map(|f| f.verdict)
-            .max()
-            .unwrap_or(Verdict::Allow);
-        let risk = findings
-            .iter()
-            .map(|f| f.risk)
-            .fold(base_risk, std::cmp::max);
-        let mut reasons: Vec<Reason> = findings
-            .into_iter()
-            .filter(|f| f.verdict > Verdict::Allow)
-            .collect();
+        let verdict = findings.iter().map(|f| f.verdict).max().unwrap_or(Verdict::Allow);
+        let risk = findings.iter().map(|f| f.risk).fold(base_risk, std::cmp::max);
+        let mut reasons: Vec<Reason> = findings.into_iter().filter(|f| f.verdict > Verdict::Allow).collect();
         // Stable sort keeps the order checks ran in among equals.
         reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict).then(b.risk.cmp(&a.risk)));
-        Decision {
-            verdict,
-            risk,
-            required,
-            effective,
-            reasons,
-        }
+        Decision { verdict, risk, required, effective, reasons }
     }
 
     /// A deny that does not come from an evaluation: internal errors, bad input, deadlines.
@@ -130,12 +103,7 @@ impl Decision {
             risk: RiskLevel::Critical,
             required: AutonomyLevel::Observe,
             effective: None,
-            reasons: vec![Reason::new(
-                code,
-                Verdict::Deny,
-                RiskLevel::Critical,
-                message,
-            )],
+            reasons: vec![Reason::new(code, Verdict::Deny, RiskLevel::Critical, message)],
         }
     }
 
@@ -230,12 +198,7 @@ mod tests {
 
     #[test]
     fn no_findings_is_allow_with_base_risk() {
-        let d = Decision::from_findings(
-            vec![],
-            RiskLevel::Medium,
-            AutonomyLevel::Implement,
-            Some(AutonomyLevel::Pr),
-        );
+        let d = Decision::from_findings(vec![], RiskLevel::Medium, AutonomyLevel::Implement, Some(AutonomyLevel::Pr));
         assert_eq!(d.verdict(), Verdict::Allow);
         assert_eq!(d.risk(), RiskLevel::Medium);
         assert!(d.reasons().is_empty());

@@ -2,8 +2,8 @@ use crate::checks::paths::PathValidator;
 use crate::checks::shell;
 use crate::reasons::*;
 use crate::{
-    AutonomyLevel, BreakerPosition, Context, Decision, ExecutionMode, Finding, Policy, RiskLevel,
-    ToolCall, ToolKind, ToolMetadata, Verdict,
+    AutonomyLevel, BreakerPosition, Context, Decision, ExecutionMode, Finding, Policy, RiskLevel, ToolCall, ToolKind,
+    ToolMetadata, Verdict,
 };
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -45,15 +45,9 @@ impl<'p> Gate<'p> {
                     TOOL_POLICY,
                     v,
                     base_risk,
-                    format!(
-                        "The policy sets `{}` for the tool `{}`.",
-                        v.as_str(),
-                        call.tool
-                    ),
+                    format!("The policy sets `{}` for the tool `{}`.", v.as_str(), call.tool),
                 )
-                .with_remedy(
-                    "use another tool, or ask the human to change [tools] in their policy.",
-                ),
+                .with_remedy("use another tool, or ask the human to change [tools] in their policy."),
             ),
             (Some(_), _) | (None, Some(_)) => {}
             (None, None) => {
@@ -66,10 +60,7 @@ impl<'p> Gate<'p> {
                             RiskLevel::High,
                             format!("`{}` is not a tool loopguard knows.", call.tool),
                         )
-                        .with_remedy(format!(
-                            "ask the human to add \"{}\" to [tools] in their policy.",
-                            call.tool
-                        )),
+                        .with_remedy(format!("ask the human to add \"{}\" to [tools] in their policy.", call.tool)),
                     );
                 }
             }
@@ -79,22 +70,18 @@ impl<'p> Gate<'p> {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
         } else if let Some(kind) = meta.map(|m| m.kind) {
             let paths = || {
-                let roots = std::iter::once(ctx.workspace.as_path())
-                    .chain(policy.extra_roots().iter().map(|p| p.as_path()));
+                let roots =
+                    std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));
                 PathValidator::new(roots)
             };
             match kind {
                 ToolKind::Shell => match call.str_field("command") {
                     Some(cmd) => {
-                        let report =
-                            shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
+                        let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
                         findings.extend(report.findings);
                         required = required.max(report.required.unwrap_or(required));
                     }
-                    None => findings.push(invalid_input(
-                        &call.tool,
-                        "`command` is missing or not a string",
-                    )),
+                    None => findings.push(invalid_input(&call.tool, "`command` is missing or not a string")),
                 },
                 ToolKind::FileRead | ToolKind::Search => {
                     let target = call
@@ -102,8 +89,7 @@ impl<'p> Gate<'p> {
                         .or_else(|| call.str_field("notebook_path"))
                         .or_else(|| call.str_field("path"));
                     if let Some(p) = target
-                        && let Ok(real) =
-                            crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd)
+                        && let Ok(real) = crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd)
                         && crate::checks::paths::is_credential_path(&real, ctx.home.as_deref())
                     {
                         findings.push(
@@ -113,19 +99,10 @@ impl<'p> Gate<'p> {
                     }
                 }
                 ToolKind::FileWrite => {
-                    let target = call
-                        .str_field("file_path")
-                        .or_else(|| call.str_field("notebook_path"));
+                    let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
                     match target {
-                        Some(p) => findings.extend(paths().check_write(
-                            p,
-                            &call.cwd,
-                            &format!("{} target", call.tool),
-                        )),
-                        None => findings.push(invalid_input(
-                            &call.tool,
-                            "`file_path` is missing or not a string",
-                        )),
+                        Some(p) => findings.extend(paths().check_write(p, &call.cwd, &format!("{} target", call.tool))),
+                        None => findings.push(invalid_input(&call.tool, "`file_path` is missing or not a string")),
                     }
                 }
                 _ => {}

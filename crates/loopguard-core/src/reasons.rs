@@ -123,9 +123,5 @@ pub fn is_builtin(code: &str) -> bool {
 pub fn is_kebab_case(code: &str) -> bool {
     !code.is_empty()
         && code.len() <= 64
-        && code.split('-').all(|w| {
-            !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
+        && code.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }

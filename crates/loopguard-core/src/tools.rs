@@ -34,18 +34,8 @@ pub struct ToolMetadata {
     pub required: AutonomyLevel,
 }
 
-const fn meta(
-    name: &'static str,
-    kind: ToolKind,
-    risk: RiskLevel,
-    required: AutonomyLevel,
-) -> ToolMetadata {
-    ToolMetadata {
-        name,
-        kind,
-        risk,
-        required,
-    }
+const fn meta(name: &'static str, kind: ToolKind, risk: RiskLevel, required: AutonomyLevel) -> ToolMetadata {
+    ToolMetadata { name, kind, risk, required }
 }
 
 use AutonomyLevel as A;
@@ -115,15 +105,8 @@ mod tests {
         ] {
             assert!(ToolMetadata::lookup(name).is_some(), "{name} missing");
         }
-        assert_eq!(
-            ToolMetadata::lookup("mcp__github__create_issue").map(|m| m.kind),
-            Some(K::Mcp)
-        );
-        assert_eq!(
-            ToolMetadata::lookup("bash"),
-            None,
-            "names are case-sensitive"
-        );
+        assert_eq!(ToolMetadata::lookup("mcp__github__create_issue").map(|m| m.kind), Some(K::Mcp));
+        assert_eq!(ToolMetadata::lookup("bash"), None, "names are case-sensitive");
         assert_eq!(ToolMetadata::lookup("Frobnicate"), None);
     }
 }

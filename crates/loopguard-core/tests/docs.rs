@@ -9,18 +9,11 @@ use loopguard_core::{Policy, REASON_CODES};
 use std::path::{Path, PathBuf};
 
 fn doc(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../docs")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(name)).unwrap()
 }
 
 fn block_after(text: &str, marker: &str) -> String {
-    let rest = &text[text
-        .find(marker)
-        .unwrap_or_else(|| panic!("{marker} missing"))..];
+    let rest = &text[text.find(marker).unwrap_or_else(|| panic!("{marker} missing"))..];
     let start = rest.find("```toml\n").unwrap() + "```toml\n".len();
     let end = rest[start..].find("```").unwrap();
     rest[start..start + end].to_string()
@@ -32,10 +25,7 @@ fn documented_policy_example_loads_as_a_user_policy() {
     let p = Policy::from_layers(&[(LayerKind::User, PathBuf::from("docs/policy.md"), example)])
         .unwrap_or_else(|e| panic!("the documented example does not load:\n{e}"));
     assert_eq!(p.commands().len(), 2);
-    assert_eq!(
-        p.tool_verdict("mcp__docs__search"),
-        Some(loopguard_core::Verdict::Allow)
-    );
+    assert_eq!(p.tool_verdict("mcp__docs__search"), Some(loopguard_core::Verdict::Allow));
 }
 
 #[test]
@@ -70,16 +60,11 @@ fn every_key_and_configurable_rule_is_documented() {
         );
     }
     // Every rule the built-in file sets is in the policy.md table.
-    for line in BUILTIN_TOML
-        .lines()
-        .filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase()) && l.contains(" = \""))
+    for line in BUILTIN_TOML.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase()) && l.contains(" = \""))
     {
         let key = line.split(' ').next().unwrap();
         if CONFIGURABLE_RULES.contains(&key) {
-            assert!(
-                text.contains(&format!("| `{key}` |")),
-                "docs/policy.md does not list {key}"
-            );
+            assert!(text.contains(&format!("| `{key}` |")), "docs/policy.md does not list {key}");
         }
     }
 }
@@ -88,15 +73,7 @@ fn every_key_and_configurable_rule_is_documented() {
 fn every_reason_code_is_documented() {
     let text = doc("reason-codes.md");
     for c in REASON_CODES {
-        assert!(
-            text.contains(&format!("| `{}` |", c.code)),
-            "docs/reason-codes.md lacks {}",
-            c.code
-        );
-        assert!(
-            loopguard_core::reasons::is_kebab_case(c.code),
-            "{} is not kebab-case",
-            c.code
-        );
+        assert!(text.contains(&format!("| `{}` |", c.code)), "docs/reason-codes.md lacks {}", c.code);
+        assert!(loopguard_core::reasons::is_kebab_case(c.code), "{} is not kebab-case", c.code);
     }
 }

@@ -8,35 +8,16 @@ use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
-const BENIGN: &[&str] = &[
-    "ls -la",
-    "git status",
-    "echo 'rm -rf /'",
-    "cargo test",
-    "cd src",
-    "true",
-    "grep -r \"git push --force\" .",
-];
-const DANGEROUS: &[&str] = &[
-    "rm -rf /",
-    "git push --force",
-    "git reset --hard",
-    "rm -rf ~",
-    "echo x > /etc/passwd",
-    "rm -rf ..",
-    "$CMD x",
-];
+const BENIGN: &[&str] =
+    &["ls -la", "git status", "echo 'rm -rf /'", "cargo test", "cd src", "true", "grep -r \"git push --force\" ."];
+const DANGEROUS: &[&str] =
+    &["rm -rf /", "git push --force", "git reset --hard", "rm -rf ~", "echo x > /etc/passwd", "rm -rf ..", "$CMD x"];
 const JOINERS: &[&str] = &["; ", " && ", " || ", " | ", "\n", " & ", " ;\n "];
 
 fn gate_verdict(cmd: &str, ws: &Path) -> Verdict {
     let policy = Policy::builtin();
     let ctx = Context::new(ws).with_home(Some(Path::new("/home/prop")));
-    Gate::new(&policy)
-        .evaluate(
-            &ToolCall::new("Bash", serde_json::json!({ "command": cmd }), ws),
-            &ctx,
-        )
-        .verdict()
+    Gate::new(&policy).evaluate(&ToolCall::new("Bash", serde_json::json!({ "command": cmd }), ws), &ctx).verdict()
 }
 
 proptest! {

@@ -12,12 +12,7 @@ use std::time::{Duration, Instant};
 
 fn spawn_fed(cmd: &mut Command, input: &[u8]) -> Duration {
     let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     let status = child.wait().unwrap();
     let t = start.elapsed();
@@ -36,10 +31,7 @@ fn us(d: Duration) -> f64 {
 }
 
 fn main() {
-    let iters: usize = std::env::var("HOOK_BENCH_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(400);
+    let iters: usize = std::env::var("HOOK_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(400);
     let exe = env!("CARGO_BIN_EXE_loopguard");
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("project");
@@ -77,22 +69,9 @@ fn main() {
     let (hm, h10, h90) = stats(h);
     let (fm, f10, f90) = stats(f);
     println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`");
-    println!(
-        "  loopguard hook  median {:8.1} µs  p10 {:8.1}  p90 {:8.1}",
-        us(hm),
-        us(h10),
-        us(h90)
-    );
-    println!(
-        "  floor (cat)     median {:8.1} µs  p10 {:8.1}  p90 {:8.1}",
-        us(fm),
-        us(f10),
-        us(f90)
-    );
-    println!(
-        "  ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)",
-        hm.as_secs_f64() / fm.as_secs_f64()
-    );
+    println!("  loopguard hook  median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(hm), us(h10), us(h90));
+    println!("  floor (cat)     median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(fm), us(f10), us(f90));
+    println!("  ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)", hm.as_secs_f64() / fm.as_secs_f64());
 
     // Peak RSS (the kernel's high-water mark) of one hook call, and of `cat` for scale, by GNU
     // time, which reports its child's own mark (a parent that forks from a large process, such
@@ -105,21 +84,11 @@ fn main() {
             .env("HOME", tmp.path())
             .env("LOOPGUARD_HOME", tmp.path().join("state"))
             .current_dir(&ws);
-        let mut child = c
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .ok()?;
+        let mut child = c.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().ok()?;
         child.stdin.take()?.write_all(input.as_bytes()).ok()?;
         let out = child.wait_with_output().ok()?;
         let text = String::from_utf8_lossy(&out.stderr);
-        text.trim()
-            .lines()
-            .last()?
-            .parse::<f64>()
-            .ok()
-            .map(|kb| kb / 1024.0)
+        text.trim().lines().last()?.parse::<f64>().ok().map(|kb| kb / 1024.0)
     };
     match (rss(&[exe, "hook", "claude-code"]), rss(&["cat"])) {
         (Some(h), Some(c)) => {

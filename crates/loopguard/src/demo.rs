@@ -13,12 +13,7 @@ pub const SESSION: &str = include_str!("../../../examples/demo-session.jsonl");
 
 /// One line describing an audit event (used by `audit tail` too).
 pub fn describe_event(ev: &AuditEvent) -> String {
-    let mut s = format!(
-        "#{:<4} {} {:?}",
-        ev.seq,
-        ev.time.get(..19).unwrap_or(&ev.time),
-        ev.kind
-    );
+    let mut s = format!("#{:<4} {} {:?}", ev.seq, ev.time.get(..19).unwrap_or(&ev.time), ev.kind);
     if let Some(t) = &ev.tool {
         s.push_str(&format!(" {t}"));
     }
@@ -28,13 +23,7 @@ pub fn describe_event(ev: &AuditEvent) -> String {
     if !ev.reasons.is_empty() {
         s.push_str(&format!(" [{}]", ev.reasons.join(", ")));
     }
-    if ev
-        .details
-        .as_ref()
-        .and_then(|d| d.get("recovered"))
-        .and_then(Value::as_bool)
-        == Some(true)
-    {
+    if ev.details.as_ref().and_then(|d| d.get("recovered")).and_then(Value::as_bool) == Some(true) {
         s.push_str(" (recovered: session left open)");
     }
     s
@@ -62,10 +51,7 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
     let project = home.join("project");
     std::fs::create_dir_all(project.join("src"))?;
     std::fs::create_dir_all(project.join("build"))?;
-    std::fs::write(
-        project.join("src/lib.rs"),
-        "pub fn add(a: i32, b: i32) -> i32 { a - b }\n",
-    )?;
+    std::fs::write(project.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")?;
     let state = tmp.path().join("state");
     let env = Env {
         loopguard_home: Some(state.clone()),
@@ -74,15 +60,8 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         ..Env::default()
     };
     let (project_s, home_s) = (project.display().to_string(), home.display().to_string());
-    writeln!(
-        out,
-        "loopguard demo: replaying a recorded Claude Code session through the gate"
-    )?;
-    writeln!(
-        out,
-        "workspace {project_s}\nstate     {}\n",
-        state.display()
-    )?;
+    writeln!(out, "loopguard demo: replaying a recorded Claude Code session through the gate")?;
+    writeln!(out, "workspace {project_s}\nstate     {}\n", state.display())?;
     let (mut allowed, mut stopped) = (0, 0);
     for (i, line) in SESSION.lines().enumerate() {
         // Through placeholders, so a replacement is never replaced again.
@@ -95,18 +74,12 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         let event = v["hook_event_name"].as_str().unwrap_or("?").to_string();
         let outcome = claude_code::handle(line.as_bytes(), &env);
         if event != "PreToolUse" {
-            let status = if outcome.exit == 0 {
-                "recorded"
-            } else {
-                "FAILED"
-            };
+            let status = if outcome.exit == 0 { "recorded" } else { "FAILED" };
             writeln!(out, "{:>2}. {event:<18} {status}", i + 1)?;
             continue;
         }
         let tool = v["tool_name"].as_str().unwrap_or("?");
-        let what = summary(&v)
-            .replace(&project_s, "<workspace>")
-            .replace(&home_s, "~");
+        let what = summary(&v).replace(&project_s, "<workspace>").replace(&home_s, "~");
         writeln!(out, "{:>2}. {event:<18} {tool}: {what}", i + 1)?;
         if outcome.stdout.is_empty() {
             allowed += 1;
@@ -114,47 +87,28 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
             continue;
         }
         stopped += 1;
-        let answer: Value =
-            serde_json::from_str(outcome.stdout.trim()).map_err(io::Error::other)?;
+        let answer: Value = serde_json::from_str(outcome.stdout.trim()).map_err(io::Error::other)?;
         let hso = &answer["hookSpecificOutput"];
-        let verdict = hso["permissionDecision"]
-            .as_str()
-            .unwrap_or("?")
-            .to_uppercase();
+        let verdict = hso["permissionDecision"].as_str().unwrap_or("?").to_uppercase();
         let reason = hso["permissionDecisionReason"].as_str().unwrap_or("");
         writeln!(out, "      {verdict}")?;
         for l in reason.lines().skip(1) {
-            writeln!(
-                out,
-                "      {}",
-                l.replace(&project_s, "<workspace>").replace(&home_s, "~")
-            )?;
+            writeln!(out, "      {}", l.replace(&project_s, "<workspace>").replace(&home_s, "~"))?;
         }
     }
     let log = audit_log(&state, &project);
     let report = log.verify().map_err(io::Error::other)?;
     writeln!(out, "\n{allowed} calls allowed, {stopped} stopped.")?;
-    writeln!(
-        out,
-        "\naudit log: {} events; chain {}",
-        report.events,
-        if report.is_ok() { "intact" } else { "BROKEN" }
-    )?;
+    writeln!(out, "\naudit log: {} events; chain {}", report.events, if report.is_ok() { "intact" } else { "BROKEN" })?;
     // Now show what tampering looks like: flip one deny to allow in a copy of the log.
     let copy = tmp.path().join("tampered.jsonl");
     let text = std::fs::read_to_string(log.path())?;
     let tampered = text.replacen("\"decision\":\"deny\"", "\"decision\":\"allow\"", 1);
     std::fs::write(&copy, tampered)?;
     std::fs::copy(log.head_path(), format!("{}.head", copy.display()))?;
-    let bad = loopguard_audit::AuditLog::new(&copy)
-        .verify()
-        .map_err(io::Error::other)?;
+    let bad = loopguard_audit::AuditLog::new(&copy).verify().map_err(io::Error::other)?;
     match &bad.problem {
-        Some(p) => writeln!(
-            out,
-            "tampered copy (one deny edited to allow): caught at line {}: {}",
-            p.line, p.message
-        )?,
+        Some(p) => writeln!(out, "tampered copy (one deny edited to allow): caught at line {}: {}", p.line, p.message)?,
         None => writeln!(out, "tampered copy: NOT detected")?,
     }
     Ok(report.is_ok() && bad.problem.is_some())

@@ -36,18 +36,9 @@ impl Report {
     pub fn render(&self) -> String {
         let mut s = String::new();
         for c in &self.checks {
-            s.push_str(&format!(
-                "{} {}: {}\n",
-                if c.ok { "ok  " } else { "FAIL" },
-                c.name,
-                c.detail
-            ));
+            s.push_str(&format!("{} {}: {}\n", if c.ok { "ok  " } else { "FAIL" }, c.name, c.detail));
         }
-        s.push_str(if self.ok() {
-            "all checks passed\n"
-        } else {
-            "some checks failed\n"
-        });
+        s.push_str(if self.ok() { "all checks passed\n" } else { "some checks failed\n" });
         s
     }
 
@@ -81,10 +72,7 @@ pub fn run(env: &Env, cwd: &Path) -> Report {
 }
 
 fn settings_files(env: &Env, workspace: &Path) -> Vec<PathBuf> {
-    let mut v = vec![
-        workspace.join(".claude/settings.json"),
-        workspace.join(".claude/settings.local.json"),
-    ];
+    let mut v = vec![workspace.join(".claude/settings.json"), workspace.join(".claude/settings.local.json")];
     if let Some(h) = &env.home {
         v.push(h.join(".claude/settings.json"));
     }
@@ -133,26 +121,17 @@ fn installed_hooks(env: &Env, workspace: &Path) -> Result<(String, Option<PathBu
             }
         }
     }
-    let missing: Vec<&str> = EVENTS
-        .iter()
-        .map(|(e, _)| *e)
-        .filter(|e| !covered.contains(e))
-        .collect();
+    let missing: Vec<&str> = EVENTS.iter().map(|(e, _)| *e).filter(|e| !covered.contains(e)).collect();
     if found_in.is_empty() {
         return Err("no loopguard hook in any Claude Code settings file; run `loopguard install claude-code`".into());
     }
     if !missing.is_empty() {
-        problems.push(format!(
-            "no loopguard hook for {}; run `loopguard install claude-code` again",
-            missing.join(", ")
-        ));
+        problems
+            .push(format!("no loopguard hook for {}; run `loopguard install claude-code` again", missing.join(", ")));
     }
     if problems.is_empty() {
         let files: Vec<String> = found_in.iter().map(|f| f.display().to_string()).collect();
-        Ok((
-            format!("all {} events hooked in {}", EVENTS.len(), files.join(", ")),
-            binary,
-        ))
+        Ok((format!("all {} events hooked in {}", EVENTS.len(), files.join(", ")), binary))
     } else {
         Err(problems.join("; "))
     }
@@ -160,15 +139,11 @@ fn installed_hooks(env: &Env, workspace: &Path) -> Result<(String, Option<PathBu
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    p.is_absolute()
-        && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    p.is_absolute() && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
-    match Policy::load(
-        env.user_policy().as_deref(),
-        Some(&project_policy(workspace)),
-    ) {
+    match Policy::load(env.user_policy().as_deref(), Some(&project_policy(workspace))) {
         Ok(p) => {
             let layers: Vec<&str> = p.sources().iter().map(|s| s.kind.as_str()).collect();
             Ok(format!("loads ({})", layers.join(" < ")))
@@ -179,11 +154,9 @@ fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
 
 fn check_state_home(env: &Env) -> Result<String, String> {
     let home = env.state_home()?;
-    loopguard_audit::create_private_dir(&home)
-        .map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    loopguard_audit::create_private_dir(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let probe = home.join(format!(".doctor-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"probe")
-        .map_err(|e| format!("{} is not writable: {e}", home.display()))?;
+    std::fs::write(&probe, b"probe").map_err(|e| format!("{} is not writable: {e}", home.display()))?;
     let _ = std::fs::remove_file(&probe);
     Ok(format!("{} is writable", home.display()))
 }
@@ -213,27 +186,17 @@ fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(input.to_string().as_bytes());
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("{} did not finish: {e}", exe.display()))?;
+    let out = child.wait_with_output().map_err(|e| format!("{} did not finish: {e}", exe.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let v: Value = serde_json::from_str(stdout.trim())
-        .map_err(|_| format!("unexpected hook output: {stdout:?}"))?;
-    let decision = v["hookSpecificOutput"]["permissionDecision"]
-        .as_str()
-        .unwrap_or("");
-    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
-        .as_str()
-        .unwrap_or("");
+    let v: Value = serde_json::from_str(stdout.trim()).map_err(|_| format!("unexpected hook output: {stdout:?}"))?;
+    let decision = v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap_or("");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap_or("");
     if decision == "deny" && reason.contains("[destructive-rm-root]") {
         Ok(format!("`rm -rf /` is denied by {}", exe.display()))
     } else if decision == "deny" {
         // Still denied (fail closed), but for another reason, e.g. a policy that does not load.
         let first = reason.lines().nth(1).unwrap_or(reason);
-        Ok(format!(
-            "`rm -rf /` is denied by {}, though not by its own rule: {first}",
-            exe.display()
-        ))
+        Ok(format!("`rm -rf /` is denied by {}, though not by its own rule: {first}", exe.display()))
     } else {
         Err(format!(
             "`rm -rf /` was not denied by {} (decision {decision:?}, exit {:?})",

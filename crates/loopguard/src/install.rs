@@ -23,10 +23,7 @@ pub const HOST_TIMEOUT_SECS: u64 = 10;
 /// The command line the settings run.
 pub fn hook_command(exe: &Path) -> String {
     let p = exe.display().to_string();
-    let quoted = if p
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
+    let quoted = if p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
         p
     } else {
         format!("'{}'", p.replace('\'', r"'\''"))
@@ -37,11 +34,7 @@ pub fn hook_command(exe: &Path) -> String {
 /// The binary a loopguard hook command runs, or `None` when the command is not loopguard's.
 pub fn loopguard_binary(cmd: &str) -> Option<std::path::PathBuf> {
     let prog = cmd.trim_end().strip_suffix(" hook claude-code")?.trim();
-    let prog = prog
-        .strip_prefix('\'')
-        .and_then(|p| p.strip_suffix('\''))
-        .unwrap_or(prog)
-        .replace(r"'\''", "'");
+    let prog = prog.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')).unwrap_or(prog).replace(r"'\''", "'");
     (prog.rsplit('/').next() == Some("loopguard")).then(|| std::path::PathBuf::from(prog))
 }
 
@@ -54,12 +47,8 @@ pub fn is_loopguard_command(cmd: &str) -> bool {
 pub fn install_claude_code(settings: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
     let mut root = match std::fs::read_to_string(settings) {
         Ok(t) if t.trim().is_empty() => Value::Object(Map::new()),
-        Ok(t) => serde_json::from_str::<Value>(&t).map_err(|e| {
-            format!(
-                "{} is not valid JSON ({e}); not changing it",
-                settings.display()
-            )
-        })?,
+        Ok(t) => serde_json::from_str::<Value>(&t)
+            .map_err(|e| format!("{} is not valid JSON ({e}); not changing it", settings.display()))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(e) => return Err(format!("cannot read {}: {e}", settings.display())),
     };
@@ -69,67 +58,36 @@ pub fn install_claude_code(settings: &Path, exe: &Path, dry_run: bool) -> Result
         return Ok(text);
     }
     if let Some(dir) = settings.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let tmp = settings.with_extension(format!("json.loopguard-tmp{}", std::process::id()));
     std::fs::write(&tmp, &text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, settings)
-        .map_err(|e| format!("cannot replace {}: {e}", settings.display()))?;
+    std::fs::rename(&tmp, settings).map_err(|e| format!("cannot replace {}: {e}", settings.display()))?;
     Ok(if changed {
-        format!(
-            "installed loopguard hooks for {} events in {}\n",
-            EVENTS.len(),
-            settings.display()
-        )
+        format!("installed loopguard hooks for {} events in {}\n", EVENTS.len(), settings.display())
     } else {
-        format!(
-            "loopguard hooks already installed in {}; nothing changed\n",
-            settings.display()
-        )
+        format!("loopguard hooks already installed in {}; nothing changed\n", settings.display())
     })
 }
 
 /// Puts loopguard's entry into every event's list; returns whether anything changed.
 pub fn merge(root: &mut Value, command: &str) -> Result<bool, String> {
     let before = root.clone();
-    let obj = root
-        .as_object_mut()
-        .ok_or("the settings file must hold a JSON object")?;
-    let hooks = obj
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or("`hooks` in the settings must be an object")?;
+    let obj = root.as_object_mut().ok_or("the settings file must hold a JSON object")?;
+    let hooks = obj.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks.as_object_mut().ok_or("`hooks` in the settings must be an object")?;
     for (event, matcher) in EVENTS {
-        let list = hooks
-            .entry(event.to_string())
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let groups = list
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` must be an array"))?;
+        let list = hooks.entry(event.to_string()).or_insert_with(|| Value::Array(Vec::new()));
+        let groups = list.as_array_mut().ok_or_else(|| format!("`hooks.{event}` must be an array"))?;
         // Drop earlier loopguard entries (any path), keeping every other hook.
         for g in groups.iter_mut() {
             if let Some(hs) = g.get_mut("hooks").and_then(Value::as_array_mut) {
-                hs.retain(|h| {
-                    !h.get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(is_loopguard_command)
-                });
+                hs.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(is_loopguard_command));
             }
         }
-        groups.retain(|g| {
-            g.get("hooks")
-                .and_then(Value::as_array)
-                .is_none_or(|hs| !hs.is_empty())
-        });
+        groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|hs| !hs.is_empty()));
         let entry = json!({ "type": "command", "command": command, "timeout": HOST_TIMEOUT_SECS });
-        let group = if *matcher {
-            json!({ "matcher": "*", "hooks": [entry] })
-        } else {
-            json!({ "hooks": [entry] })
-        };
+        let group = if *matcher { json!({ "matcher": "*", "hooks": [entry] }) } else { json!({ "hooks": [entry] }) };
         // First, so loopguard runs before other hooks of the same event.
         groups.insert(0, group);
     }
@@ -145,26 +103,15 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let s = d.path().join(".claude/settings.json");
         let exe = Path::new("/opt/bin/loopguard");
-        assert!(
-            install_claude_code(&s, exe, false)
-                .unwrap()
-                .starts_with("installed")
-        );
+        assert!(install_claude_code(&s, exe, false).unwrap().starts_with("installed"));
         let first = std::fs::read_to_string(&s).unwrap();
-        assert!(
-            install_claude_code(&s, exe, false)
-                .unwrap()
-                .contains("nothing changed")
-        );
+        assert!(install_claude_code(&s, exe, false).unwrap().contains("nothing changed"));
         assert_eq!(std::fs::read_to_string(&s).unwrap(), first);
         let v: Value = serde_json::from_str(&first).unwrap();
         for (event, matcher) in EVENTS {
             let groups = v["hooks"][event].as_array().unwrap();
             assert_eq!(groups.len(), 1, "{event}");
-            assert_eq!(
-                groups[0]["hooks"][0]["command"],
-                "/opt/bin/loopguard hook claude-code"
-            );
+            assert_eq!(groups[0]["hooks"][0]["command"], "/opt/bin/loopguard hook claude-code");
             assert_eq!(groups[0].get("matcher").is_some(), *matcher);
         }
     }
@@ -182,16 +129,10 @@ mod tests {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
         assert_eq!(v["model"], "x");
         assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
-        assert_eq!(
-            v["hooks"]["Notification"][0]["hooks"][0]["command"],
-            "notify"
-        );
+        assert_eq!(v["hooks"]["Notification"][0]["hooks"][0]["command"], "notify");
         let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
-        assert_eq!(
-            pre[0]["hooks"][0]["command"],
-            "/new/loopguard hook claude-code"
-        );
+        assert_eq!(pre[0]["hooks"][0]["command"], "/new/loopguard hook claude-code");
         assert_eq!(pre[1]["hooks"].as_array().unwrap().len(), 1);
         assert_eq!(pre[1]["hooks"][0]["command"], "other-hook");
     }
@@ -201,11 +142,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let s = d.path().join("settings.json");
         std::fs::write(&s, "{ not json").unwrap();
-        assert!(
-            install_claude_code(&s, Path::new("/x/loopguard"), false)
-                .unwrap_err()
-                .contains("not valid JSON")
-        );
+        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap_err().contains("not valid JSON"));
         assert_eq!(std::fs::read_to_string(&s).unwrap(), "{ not json");
         std::fs::write(&s, r#"{"hooks": []}"#).unwrap();
         assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).is_err());
@@ -213,13 +150,8 @@ mod tests {
 
     #[test]
     fn quotes_paths_with_spaces() {
-        assert_eq!(
-            hook_command(Path::new("/My Tools/loopguard")),
-            "'/My Tools/loopguard' hook claude-code"
-        );
-        assert!(is_loopguard_command(
-            "'/My Tools/loopguard' hook claude-code"
-        ));
+        assert_eq!(hook_command(Path::new("/My Tools/loopguard")), "'/My Tools/loopguard' hook claude-code");
+        assert!(is_loopguard_command("'/My Tools/loopguard' hook claude-code"));
         assert!(!is_loopguard_command("other hook claude-code"));
     }
 }

@@ -11,11 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(
-    name = "loopguard",
-    version,
-    about = "Fail-closed safety gate for autonomous coding agents"
-)]
+#[command(name = "loopguard", version, about = "Fail-closed safety gate for autonomous coding agents")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -206,38 +202,22 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let env = Env::from_process();
     match cli.command {
         Command::Hook { .. } => Ok(ExitCode::from(2)),
-        Command::Policy {
-            command: PolicyCommand::Check { file, layer },
-        } => policy_check(&env, file, layer),
-        Command::Policy {
-            command: PolicyCommand::Show { effective: _ },
-        } => {
+        Command::Policy { command: PolicyCommand::Check { file, layer } } => policy_check(&env, file, layer),
+        Command::Policy { command: PolicyCommand::Show { effective: _ } } => {
             let workspace = env.workspace_for(&cwd()?);
-            let policy = Policy::load(
-                env.user_policy().as_deref(),
-                Some(&state::project_policy(&workspace)),
-            )
-            .map_err(|e| format!("the policy does not load:\n{e}"))?;
+            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
+                .map_err(|e| format!("the policy does not load:\n{e}"))?;
             print!("{}", policy.to_effective_toml());
             Ok(ExitCode::SUCCESS)
         }
         Command::Audit { command } => audit(&env, command),
-        Command::Install {
-            host: Host::ClaudeCode,
-            target,
-            dry_run,
-        } => {
+        Command::Install { host: Host::ClaudeCode, target, dry_run } => {
             let path = match (target.user, target.settings) {
                 (_, Some(p)) => p,
-                (true, None) => env
-                    .home
-                    .clone()
-                    .ok_or("HOME is not set")?
-                    .join(".claude/settings.json"),
+                (true, None) => env.home.clone().ok_or("HOME is not set")?.join(".claude/settings.json"),
                 (false, None) => cwd()?.join(".claude/settings.json"),
             };
-            let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
             let report = loopguard::install::install_claude_code(&path, &exe, dry_run)?;
             print!("{report}");
             Ok(ExitCode::SUCCESS)
@@ -245,29 +225,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Doctor => {
             let report = loopguard::doctor::run(&env, &cwd()?);
             print!("{}", report.render());
-            Ok(if report.ok() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
 }
 
-fn policy_check(
-    env: &Env,
-    file: Option<PathBuf>,
-    layer: Option<LayerArg>,
-) -> Result<ExitCode, String> {
+fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Result<ExitCode, String> {
     let files: Vec<(LayerKind, PathBuf)> = match file {
         Some(f) => {
             let kind = match layer {
@@ -310,8 +278,7 @@ fn policy_check(
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            let sources: Vec<(PathBuf, String)> =
-                texts.into_iter().map(|(_, p, t)| (p, t)).collect();
+            let sources: Vec<(PathBuf, String)> = texts.into_iter().map(|(_, p, t)| (p, t)).collect();
             eprint!("{}", diag::render(&e, &sources));
             eprintln!(
                 "{} problem(s); while the policy does not load, the hook denies every call.",
@@ -352,22 +319,12 @@ fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
                 println!("no audit logs");
             }
             for log in logs {
-                let r = log
-                    .verify()
-                    .map_err(|e| format!("{}: {e}", log.path().display()))?;
+                let r = log.verify().map_err(|e| format!("{}: {e}", log.path().display()))?;
                 match &r.problem {
-                    None => println!(
-                        "ok: {} ({} events, chain intact)",
-                        log.path().display(),
-                        r.events
-                    ),
+                    None => println!("ok: {} ({} events, chain intact)", log.path().display(), r.events),
                     Some(p) => {
                         all_ok = false;
-                        let at = if p.line > 0 {
-                            format!(":{}", p.line)
-                        } else {
-                            String::new()
-                        };
+                        let at = if p.line > 0 { format!(":{}", p.line) } else { String::new() };
                         println!(
                             "TAMPERED: {}{at}: {} ({} events verified before it)",
                             log.path().display(),
@@ -377,11 +334,7 @@ fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
                     }
                 }
             }
-            Ok(if all_ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         AuditCommand::Tail { which, lines, json } => {
             for log in logs(env, &which)? {
@@ -409,14 +362,8 @@ mod tests {
     #[test]
     fn hook_arguments() {
         assert_eq!(parse_hook_args(&args(&["claude-code"])), Some(2000));
-        assert_eq!(
-            parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])),
-            Some(500)
-        );
-        assert_eq!(
-            parse_hook_args(&args(&["claude-code", "--deadline-ms=750"])),
-            Some(750)
-        );
+        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])), Some(500));
+        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms=750"])), Some(750));
         for bad in [
             &[][..],
             &["codex"],

@@ -71,24 +71,14 @@ pub struct Sessions {
 fn file_name(session: &str) -> String {
     let safe = !session.is_empty()
         && session.len() <= 128
-        && session
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if safe {
-        format!("{session}.json")
-    } else {
-        format!("h-{}.json", crate::state::sha256_hex(session.as_bytes()))
-    }
+        && session.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if safe { format!("{session}.json") } else { format!("h-{}.json", crate::state::sha256_hex(session.as_bytes())) }
 }
 
 impl Sessions {
     /// Markers under `<state home>/sessions/<workspace key>/`.
     pub fn new(state_home: &Path, workspace: &Path) -> Self {
-        Sessions {
-            dir: state_home
-                .join("sessions")
-                .join(crate::state::workspace_key(workspace)),
-        }
+        Sessions { dir: state_home.join("sessions").join(crate::state::workspace_key(workspace)) }
     }
 
     fn path(&self, session: &str) -> PathBuf {
@@ -97,29 +87,16 @@ impl Sessions {
 
     /// Records a session as open (idempotent). Returns whether the marker is new. `host` is
     /// only called when the marker is new (it reads /proc).
-    pub fn open(
-        &self,
-        session: &str,
-        host: impl FnOnce() -> Option<HostProcess>,
-    ) -> std::io::Result<bool> {
+    pub fn open(&self, session: &str, host: impl FnOnce() -> Option<HostProcess>) -> std::io::Result<bool> {
         let path = self.path(session);
         if path.exists() {
             return Ok(false);
         }
         let host = host();
         loopguard_audit::create_private_dir(&self.dir)?;
-        let marker = Marker {
-            session: session.to_string(),
-            started: jiff::Timestamp::now().to_string(),
-            host,
-        };
-        let tmp = self
-            .dir
-            .join(format!(".{}.tmp{}", file_name(session), std::process::id()));
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec(&marker).map_err(std::io::Error::other)?,
-        )?;
+        let marker = Marker { session: session.to_string(), started: jiff::Timestamp::now().to_string(), host };
+        let tmp = self.dir.join(format!(".{}.tmp{}", file_name(session), std::process::id()));
+        std::fs::write(&tmp, serde_json::to_vec(&marker).map_err(std::io::Error::other)?)?;
         std::fs::rename(&tmp, &path)?;
         Ok(true)
     }
@@ -144,9 +121,7 @@ impl Sessions {
         for entry in entries {
             let path = entry?.path();
             if path.extension().is_none_or(|e| e != "json")
-                || path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
             {
                 continue;
             }
@@ -154,10 +129,7 @@ impl Sessions {
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Marker>(&b).ok())
                 .unwrap_or_else(|| Marker {
-                    session: path
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
+                    session: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
                     started: String::new(),
                     host: None,
                 });
@@ -183,31 +155,15 @@ mod tests {
         let s = Sessions::new(d.path(), Path::new("/ws"));
         assert!(s.open("a", || None).unwrap());
         assert!(!s.open("a", || None).unwrap());
-        let me = HostProcess {
-            pid: std::process::id(),
-            start: proc_stat(std::process::id()).unwrap().1,
-        };
+        let me = HostProcess { pid: std::process::id(), start: proc_stat(std::process::id()).unwrap().1 };
         assert!(me.is_alive());
         s.open("live", || Some(me)).unwrap();
-        let reused_pid = HostProcess {
-            pid: me.pid,
-            start: me.start + 1,
-        };
+        let reused_pid = HostProcess { pid: me.pid, start: me.start + 1 };
         s.open("dead", || Some(reused_pid)).unwrap();
-        let mut gone: Vec<String> = s
-            .abandoned("a")
-            .unwrap()
-            .into_iter()
-            .map(|m| m.session)
-            .collect();
+        let mut gone: Vec<String> = s.abandoned("a").unwrap().into_iter().map(|m| m.session).collect();
         gone.sort();
         assert_eq!(gone, ["dead"]);
-        let mut gone: Vec<String> = s
-            .abandoned("new")
-            .unwrap()
-            .into_iter()
-            .map(|m| m.session)
-            .collect();
+        let mut gone: Vec<String> = s.abandoned("new").unwrap().into_iter().map(|m| m.session).collect();
         gone.sort();
         assert_eq!(gone, ["a", "dead"]);
         s.close("a").unwrap();

@@ -22,9 +22,7 @@ pub struct Env {
 }
 
 fn abs_var(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
+    std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute())
 }
 
 impl Env {
@@ -74,9 +72,7 @@ impl Env {
 
 /// The nearest ancestor of `dir` (or `dir`) that holds a `.git` entry.
 pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
+    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
 }
 
 /// The project policy file of a workspace.
@@ -92,13 +88,7 @@ pub fn workspace_key(workspace: &Path) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "root".into())
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .take(40)
         .collect();
     let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
@@ -108,19 +98,12 @@ pub fn workspace_key(workspace: &Path) -> String {
 
 /// The audit log of a workspace.
 pub fn audit_log(state_home: &Path, workspace: &Path) -> AuditLog {
-    AuditLog::new(
-        state_home
-            .join("audit")
-            .join(format!("{}.jsonl", workspace_key(workspace))),
-    )
+    AuditLog::new(state_home.join("audit").join(format!("{}.jsonl", workspace_key(workspace))))
 }
 
 /// Hex SHA-256 of bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -129,14 +112,8 @@ mod tests {
 
     #[test]
     fn state_home_precedence() {
-        let mut env = Env {
-            home: Some("/h".into()),
-            ..Env::default()
-        };
-        assert_eq!(
-            env.state_home().unwrap(),
-            PathBuf::from("/h/.local/state/loopguard")
-        );
+        let mut env = Env { home: Some("/h".into()), ..Env::default() };
+        assert_eq!(env.state_home().unwrap(), PathBuf::from("/h/.local/state/loopguard"));
         env.xdg_state_home = Some("/x".into());
         assert_eq!(env.state_home().unwrap(), PathBuf::from("/x/loopguard"));
         env.loopguard_home = Some("/lg".into());
@@ -150,25 +127,16 @@ mod tests {
         std::fs::create_dir_all(d.path().join("repo/.git")).unwrap();
         std::fs::create_dir_all(d.path().join("repo/src/deep")).unwrap();
         let env = Env::default();
-        assert_eq!(
-            env.workspace_for(&d.path().join("repo/src/deep")),
-            d.path().join("repo")
-        );
+        assert_eq!(env.workspace_for(&d.path().join("repo/src/deep")), d.path().join("repo"));
         assert_eq!(env.workspace_for(d.path()), d.path().to_path_buf());
-        let env = Env {
-            claude_project_dir: Some("/p".into()),
-            ..Env::default()
-        };
+        let env = Env { claude_project_dir: Some("/p".into()), ..Env::default() };
         assert_eq!(env.workspace_for(d.path()), PathBuf::from("/p"));
     }
 
     #[test]
     fn workspace_keys_are_stable_and_distinct() {
         let a = workspace_key(Path::new("/srv/my project"));
-        assert!(
-            a.starts_with("my_project-") && a.len() == "my_project-".len() + 12,
-            "{a}"
-        );
+        assert!(a.starts_with("my_project-") && a.len() == "my_project-".len() + 12, "{a}");
         assert_eq!(a, workspace_key(Path::new("/srv/my project")));
         assert_ne!(a, workspace_key(Path::new("/other/my project")));
     }

@@ -6,10 +6,7 @@ mod common;
 use common::Sandbox;
 
 fn text(out: &std::process::Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -35,10 +32,7 @@ fn install_then_doctor_passes() {
     let out = sb.command(&["install", "claude-code"]).output().unwrap();
     assert!(out.status.success(), "{:?}", text(&out));
     assert!(sb.ws.join(".claude/settings.json").exists());
-    let again = sb
-        .command(&["install", "claude-code", "--project"])
-        .output()
-        .unwrap();
+    let again = sb.command(&["install", "claude-code", "--project"]).output().unwrap();
     assert!(text(&again).0.contains("nothing changed"));
     let doc = sb.command(&["doctor"]).output().unwrap();
     let (stdout, _) = text(&doc);
@@ -54,43 +48,32 @@ fn doctor_reports_what_is_missing() {
     let doc = sb.command(&["doctor"]).output().unwrap();
     assert_eq!(doc.status.code(), Some(1));
     let exe = env!("CARGO_BIN_EXE_loopguard");
-    insta::assert_snapshot!(
-        "doctor_missing",
-        sb.scrub(&text(&doc).0).replace(exe, "[EXE]")
-    );
+    insta::assert_snapshot!("doctor_missing", sb.scrub(&text(&doc).0).replace(exe, "[EXE]"));
 }
 
 #[test]
 fn install_user_writes_the_user_settings() {
     let sb = Sandbox::new();
-    let out = sb
-        .command(&["install", "claude-code", "--user"])
-        .output()
-        .unwrap();
+    let out = sb.command(&["install", "claude-code", "--user"]).output().unwrap();
     assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(sb.home.join(".claude/settings.json")).unwrap(),
-    )
-    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.home.join(".claude/settings.json")).unwrap()).unwrap();
     assert!(
-        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
-            .as_str()
-            .unwrap()
-            .ends_with("loopguard hook claude-code")
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().ends_with("loopguard hook claude-code")
     );
 }
 
 #[test]
 fn policy_check_renders_every_problem_with_its_source_line() {
     let sb = Sandbox::new();
-    sb.write(".loopguard/policy.toml", "[gate]\nunknown_tool = \"allow\"\ncolour = \"red\"\n\n[rules]\ndestructive-rm-root = \"sometimes\"\n");
+    sb.write(
+        ".loopguard/policy.toml",
+        "[gate]\nunknown_tool = \"allow\"\ncolour = \"red\"\n\n[rules]\ndestructive-rm-root = \"sometimes\"\n",
+    );
     let out = sb.command(&["policy", "check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("policy_check_errors", sb.scrub(&text(&out).1));
-    let one = sb
-        .command(&["policy", "check", ".loopguard/policy.toml"])
-        .output()
-        .unwrap();
+    let one = sb.command(&["policy", "check", ".loopguard/policy.toml"]).output().unwrap();
     assert_eq!(one.status.code(), Some(1));
 }
 
@@ -103,28 +86,18 @@ fn policy_check_and_show_on_a_good_policy() {
         "[gate]\nautonomy = \"merge\"\n[workspace]\nextra_roots = [\"/tmp/scratch\"]\n",
     )
     .unwrap();
-    sb.write(
-        ".loopguard/policy.toml",
-        "[gate]\nautonomy = \"implement\"\n[tools]\nWebFetch = \"ask\"\n",
-    );
+    sb.write(".loopguard/policy.toml", "[gate]\nautonomy = \"implement\"\n[tools]\nWebFetch = \"ask\"\n");
     let out = sb.command(&["policy", "check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
     insta::assert_snapshot!("policy_check_ok", sb.scrub(&text(&out).0));
-    let show = sb
-        .command(&["policy", "show", "--effective"])
-        .output()
-        .unwrap();
+    let show = sb.command(&["policy", "show", "--effective"]).output().unwrap();
     insta::assert_snapshot!("policy_show_effective", sb.scrub(&text(&show).0));
 }
 
 #[test]
 fn audit_verify_names_the_first_bad_line_and_exits_1() {
     let sb = Sandbox::new();
-    for name in [
-        "Bash_PreToolUse.json",
-        "deny_Bash_PreToolUse.json",
-        "Read_PreToolUse.json",
-    ] {
+    for name in ["Bash_PreToolUse.json", "deny_Bash_PreToolUse.json", "Read_PreToolUse.json"] {
         sb.hook(sb.sample(name).as_bytes());
     }
     let log = std::fs::read_dir(sb.state.join("audit"))
@@ -140,17 +113,9 @@ fn audit_verify_names_the_first_bad_line_and_exits_1() {
     assert_eq!(out.status.code(), Some(1));
     let (stdout, _) = text(&out);
     assert!(
-        stdout.starts_with("TAMPERED: ")
-            && stdout.contains(".jsonl:2: sequence number 3 where 2 was expected"),
+        stdout.starts_with("TAMPERED: ") && stdout.contains(".jsonl:2: sequence number 3 where 2 was expected"),
         "{stdout}"
     );
-    let tail = sb
-        .command(&["audit", "tail", "--log", log.to_str().unwrap(), "-n", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        text(&tail).0.contains("PreToolUse Read → allow"),
-        "{:?}",
-        text(&tail)
-    );
+    let tail = sb.command(&["audit", "tail", "--log", log.to_str().unwrap(), "-n", "1"]).output().unwrap();
+    assert!(text(&tail).0.contains("PreToolUse Read → allow"), "{:?}", text(&tail));
 }

@@ -16,10 +16,7 @@ use std::process::Command;
 const CLAUDE_VERSION: &str = "2.1.197";
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
 fn claude_bin() -> Option<PathBuf> {
@@ -36,10 +33,7 @@ fn claude_bin() -> Option<PathBuf> {
     );
     let v = Command::new(&bin).arg("--version").output().unwrap();
     let v = String::from_utf8_lossy(&v.stdout);
-    assert!(
-        v.starts_with(CLAUDE_VERSION),
-        "expected Claude Code {CLAUDE_VERSION}, found {v}"
-    );
+    assert!(v.starts_with(CLAUDE_VERSION), "expected Claude Code {CLAUDE_VERSION}, found {v}");
     Some(bin)
 }
 
@@ -54,32 +48,14 @@ fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
     let out = sb.root.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let settings = sb.root.path().join("settings.json");
-    let inst = sb
-        .command(&[
-            "install",
-            "claude-code",
-            "--settings",
-            settings.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        inst.status.success(),
-        "{}",
-        String::from_utf8_lossy(&inst.stderr)
-    );
+    let inst = sb.command(&["install", "claude-code", "--settings", settings.to_str().unwrap()]).output().unwrap();
+    assert!(inst.status.success(), "{}", String::from_utf8_lossy(&inst.stderr));
     let script_path = sb.root.path().join("script.json");
     std::fs::write(&script_path, script.to_string()).unwrap();
     let status = Command::new("unshare")
         .args(["-rn", "bash"])
         .arg(repo_root().join("tests/e2e/run-claude.sh"))
-        .args([
-            claude.as_os_str(),
-            script_path.as_os_str(),
-            sb.ws.as_os_str(),
-            settings.as_os_str(),
-            out.as_os_str(),
-        ])
+        .args([claude.as_os_str(), script_path.as_os_str(), sb.ws.as_os_str(), settings.as_os_str(), out.as_os_str()])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sb.home)
@@ -103,20 +79,17 @@ fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
 
 /// The tool_result the model received for a tool_use id.
 fn tool_result(run: &Run, id: &str) -> Option<(String, bool)> {
-    run.requests
-        .iter()
-        .flat_map(|r| r["body"]["messages"].as_array().into_iter().flatten())
-        .find_map(|m| {
-            m["content"].as_array()?.iter().find_map(|b| {
-                (b["type"] == "tool_result" && b["tool_use_id"] == id).then(|| {
-                    let text = match &b["content"] {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    (text, b["is_error"].as_bool().unwrap_or(false))
-                })
+    run.requests.iter().flat_map(|r| r["body"]["messages"].as_array().into_iter().flatten()).find_map(|m| {
+        m["content"].as_array()?.iter().find_map(|b| {
+            (b["type"] == "tool_result" && b["tool_use_id"] == id).then(|| {
+                let text = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (text, b["is_error"].as_bool().unwrap_or(false))
             })
         })
+    })
 }
 
 #[test]
@@ -145,61 +118,32 @@ match = ["rm -rf build"]
             {"text": "finished"}
         ]),
     );
-    assert!(
-        sb.ws.join("build/artifact.bin").exists(),
-        "the denied rm ran; stderr: {}",
-        run.stderr
-    );
+    assert!(sb.ws.join("build/artifact.bin").exists(), "the denied rm ran; stderr: {}", run.stderr);
     assert_eq!(
         std::fs::read_to_string(sb.ws.join("out.txt")).unwrap_or_default(),
         "hi\n",
         "the allowed echo did not run; stderr: {}",
         run.stderr
     );
-    let (reason, is_error) =
-        tool_result(&run, "toolu_e2e_0").expect("the model got a result for the denied call");
+    let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("the model got a result for the denied call");
     assert!(is_error);
-    assert!(
-        reason.contains("[no-rm-build]") && reason.contains("release artifacts"),
-        "{reason}"
-    );
-    let (ok, is_error) =
-        tool_result(&run, "toolu_e2e_1").expect("the model got a result for the allowed call");
+    assert!(reason.contains("[no-rm-build]") && reason.contains("release artifacts"), "{reason}");
+    let (ok, is_error) = tool_result(&run, "toolu_e2e_1").expect("the model got a result for the allowed call");
     assert!(!is_error, "{ok}");
-    let result = run
-        .stream
-        .iter()
-        .find(|v| v["type"] == "result")
-        .expect("a final result");
-    assert_eq!(
-        result["permission_denials"][0]["tool_use_id"],
-        "toolu_e2e_0"
-    );
+    let result = run.stream.iter().find(|v| v["type"] == "result").expect("a final result");
+    assert_eq!(result["permission_denials"][0]["tool_use_id"], "toolu_e2e_0");
 
     let verify = sb.command(&["audit", "verify", "--all"]).output().unwrap();
     let text = String::from_utf8_lossy(&verify.stdout);
-    assert!(
-        verify.status.success() && text.contains("chain intact"),
-        "{text}"
-    );
-    let tail = sb
-        .command(&["audit", "tail", "--all", "--json"])
-        .output()
-        .unwrap();
-    let events: Vec<Value> = String::from_utf8_lossy(&tail.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let kinds: Vec<(&str, Option<&str>)> = events
-        .iter()
-        .map(|e| (e["kind"].as_str().unwrap(), e["decision"].as_str()))
-        .collect();
+    assert!(verify.status.success() && text.contains("chain intact"), "{text}");
+    let tail = sb.command(&["audit", "tail", "--all", "--json"]).output().unwrap();
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&tail.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds: Vec<(&str, Option<&str>)> =
+        events.iter().map(|e| (e["kind"].as_str().unwrap(), e["decision"].as_str())).collect();
     assert!(kinds.contains(&("session-start", None)), "{kinds:?}");
     assert!(kinds.contains(&("pre-tool-use", Some("deny"))), "{kinds:?}");
-    assert!(
-        kinds.contains(&("pre-tool-use", Some("allow"))),
-        "{kinds:?}"
-    );
+    assert!(kinds.contains(&("pre-tool-use", Some("allow"))), "{kinds:?}");
     assert!(kinds.contains(&("post-tool-use", None)), "{kinds:?}");
     assert!(kinds.contains(&("session-end", None)), "{kinds:?}");
 }
@@ -217,14 +161,8 @@ fn real_claude_code_project_policy_with_a_syntax_error_denies() {
             {"text": "finished"}
         ]),
     );
-    assert!(
-        !sb.ws.join("out.txt").exists(),
-        "the call ran despite a broken policy"
-    );
+    assert!(!sb.ws.join("out.txt").exists(), "the call ran despite a broken policy");
     let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the call");
     assert!(is_error);
-    assert!(
-        reason.contains("[policy-invalid]") && reason.contains("policy.toml:1:"),
-        "{reason}"
-    );
+    assert!(reason.contains("[policy-invalid]") && reason.contains("policy.toml:1:"), "{reason}");
 }

@@ -28,10 +28,7 @@ fn every_recorded_sample() {
     for name in SAMPLES {
         let sb = Sandbox::new();
         let out = sb.hook(sb.sample(name).as_bytes());
-        insta::assert_snapshot!(
-            format!("sample_{}", name.trim_end_matches(".json")),
-            sb.render(&out)
-        );
+        insta::assert_snapshot!(format!("sample_{}", name.trim_end_matches(".json")), sb.render(&out));
     }
 }
 
@@ -57,43 +54,23 @@ fn bad_inputs_are_denied_with_exit_2() {
     bad("not_utf8", b"{\"hook_event_name\":\"PreToolUse\xff\"}");
     bad("array", b"[1,2,3]");
     bad("no_event_name", br#"{"session_id":"s","cwd":"/"}"#);
+    bad("event_name_not_string", br#"{"session_id":"s","cwd":"/","hook_event_name":7}"#);
+    bad("unknown_event", br#"{"session_id":"s","cwd":"/tmp","hook_event_name":"PreCompactify"}"#);
+    bad("no_session", br#"{"cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#);
     bad(
-        "event_name_not_string",
-        br#"{"session_id":"s","cwd":"/","hook_event_name":7}"#,
+        "relative_cwd",
+        br#"{"session_id":"s","cwd":"project","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#,
     );
-    bad(
-        "unknown_event",
-        br#"{"session_id":"s","cwd":"/tmp","hook_event_name":"PreCompactify"}"#,
-    );
-    bad(
-        "no_session",
-        br#"{"cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#,
-    );
-    bad("relative_cwd", br#"{"session_id":"s","cwd":"project","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#);
-    bad(
-        "no_tool_name",
-        pre(r#","tool_input":{"command":"ls"}"#).as_bytes(),
-    );
-    bad(
-        "tool_name_not_string",
-        pre(r#","tool_name":["Bash"],"tool_input":{"command":"ls"}"#).as_bytes(),
-    );
+    bad("no_tool_name", pre(r#","tool_input":{"command":"ls"}"#).as_bytes());
+    bad("tool_name_not_string", pre(r#","tool_name":["Bash"],"tool_input":{"command":"ls"}"#).as_bytes());
     bad("no_tool_input", pre(r#","tool_name":"Bash""#).as_bytes());
-    bad(
-        "truncated_json",
-        &pre(r#","tool_name":"Bash","tool_input":{"command":"ls"}"#).as_bytes()[..60],
-    );
+    bad("truncated_json", &pre(r#","tool_name":"Bash","tool_input":{"command":"ls"}"#).as_bytes()[..60]);
 }
 
 #[test]
 fn wrongly_typed_tool_input_is_denied_by_the_gate() {
     let sb = Sandbox::new();
-    let out = sb.hook(
-        sb.localize(&pre(
-            r#","tool_name":"Bash","tool_input":{"command":["rm","-rf","/"]}"#,
-        ))
-        .as_bytes(),
-    );
+    let out = sb.hook(sb.localize(&pre(r#","tool_name":"Bash","tool_input":{"command":["rm","-rf","/"]}"#)).as_bytes());
     assert_eq!(out.status.code(), Some(0));
     let (v, reason) = decision(&out).unwrap();
     assert_eq!(v, "deny");
@@ -103,10 +80,7 @@ fn wrongly_typed_tool_input_is_denied_by_the_gate() {
 #[test]
 fn oversized_input_is_denied_unread() {
     let sb = Sandbox::new();
-    let big = pre(&format!(
-        r#","tool_name":"Bash","tool_input":{{"command":"echo {}"}}"#,
-        "a".repeat(1024 * 1024)
-    ));
+    let big = pre(&format!(r#","tool_name":"Bash","tool_input":{{"command":"echo {}"}}"#, "a".repeat(1024 * 1024)));
     let out = sb.hook(big.as_bytes());
     assert_eq!(out.status.code(), Some(2));
     insta::assert_snapshot!("bad_oversized", sb.render(&out));
@@ -115,10 +89,7 @@ fn oversized_input_is_denied_unread() {
 #[test]
 fn invalid_hook_flags_still_deny() {
     let sb = Sandbox::new();
-    let out = sb.hook_with(
-        &["--deadline-ms", "5"],
-        sb.sample("Bash_PreToolUse.json").as_bytes(),
-    );
+    let out = sb.hook_with(&["--deadline-ms", "5"], sb.sample("Bash_PreToolUse.json").as_bytes());
     assert_eq!(out.status.code(), Some(2));
     insta::assert_snapshot!("bad_flags", sb.render(&out));
 }
@@ -147,10 +118,7 @@ fn a_hook_that_cannot_finish_answers_deny_by_its_deadline() {
 #[test]
 fn a_broken_project_policy_denies_every_call_with_the_diagnostic() {
     let sb = Sandbox::new();
-    sb.write(
-        ".loopguard/policy.toml",
-        "[gate]\nautonomy = \"pr\"\nunknown_tool = \"sometimes\"\n[rulez]\n",
-    );
+    sb.write(".loopguard/policy.toml", "[gate]\nautonomy = \"pr\"\nunknown_tool = \"sometimes\"\n[rulez]\n");
     let out = sb.hook(sb.sample("Read_PreToolUse.json").as_bytes());
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!("policy_invalid", sb.render(&out));
@@ -170,45 +138,24 @@ fn an_unwritable_state_home_denies() {
 #[test]
 fn every_pre_tool_use_decision_is_audited_and_the_log_verifies() {
     let sb = Sandbox::new();
-    for name in [
-        "Bash_PreToolUse.json",
-        "deny_Bash_PreToolUse.json",
-        "Bash_PostToolUse.json",
-        "Bash_PostToolUseFailure.json",
-    ] {
+    for name in
+        ["Bash_PreToolUse.json", "deny_Bash_PreToolUse.json", "Bash_PostToolUse.json", "Bash_PostToolUseFailure.json"]
+    {
         sb.hook(sb.sample(name).as_bytes());
     }
     let out = sb.command(&["audit", "tail", "--json"]).output().unwrap();
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    assert_eq!(
-        kinds,
-        [
-            "pre-tool-use",
-            "pre-tool-use",
-            "post-tool-use",
-            "post-tool-use-failure"
-        ]
-    );
+    assert_eq!(kinds, ["pre-tool-use", "pre-tool-use", "post-tool-use", "post-tool-use-failure"]);
     assert_eq!(events[0]["decision"], "allow");
     assert_eq!(events[0]["tool"], "Bash");
     assert_eq!(events[0]["tool_use_id"], "toolu_mock_t0_0");
     // The raw input (which could hold secrets) is not in the log, only its hash.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("echo safe"));
-    assert_eq!(
-        events[0]["details"]["input_sha256"].as_str().unwrap().len(),
-        64
-    );
+    assert_eq!(events[0]["details"]["input_sha256"].as_str().unwrap().len(), 64);
     let v = sb.command(&["audit", "verify"]).output().unwrap();
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&v.stdout)
-    );
+    assert_eq!(v.status.code(), Some(0), "{}", String::from_utf8_lossy(&v.stdout));
     assert!(String::from_utf8_lossy(&v.stdout).contains("4 events, chain intact"));
 }
 
@@ -227,48 +174,19 @@ fn sessions_are_recorded_and_a_dead_session_is_closed_by_the_next_start() {
         ("UserPromptSubmit", "A", r#","prompt":"do the thing""#),
         ("Stop", "A", r#","stop_hook_active":false"#),
     ] {
-        let out =
-            sb.hook_from_dying_host(sb.localize(&session_event(name, session, extra)).as_bytes());
-        assert_eq!(
-            (out.status.code(), out.stdout.is_empty()),
-            (Some(0), true),
-            "{name}"
-        );
+        let out = sb.hook_from_dying_host(sb.localize(&session_event(name, session, extra)).as_bytes());
+        assert_eq!((out.status.code(), out.stdout.is_empty()), (Some(0), true), "{name}");
     }
-    sb.hook(
-        sb.localize(&session_event(
-            "SessionStart",
-            "C",
-            r#","source":"startup""#,
-        ))
-        .as_bytes(),
-    );
-    let out = sb.hook(
-        sb.localize(&session_event(
-            "SessionStart",
-            "B",
-            r#","source":"startup""#,
-        ))
-        .as_bytes(),
-    );
+    sb.hook(sb.localize(&session_event("SessionStart", "C", r#","source":"startup""#)).as_bytes());
+    let out = sb.hook(sb.localize(&session_event("SessionStart", "B", r#","source":"startup""#)).as_bytes());
     assert_eq!(out.status.code(), Some(0));
-    sb.hook(
-        sb.localize(&session_event("SessionEnd", "B", r#","reason":"other""#))
-            .as_bytes(),
-    );
+    sb.hook(sb.localize(&session_event("SessionEnd", "B", r#","reason":"other""#)).as_bytes());
     let tail = sb.command(&["audit", "tail", "--json"]).output().unwrap();
-    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&tail.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&tail.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let seen: Vec<(String, String)> = events
         .iter()
-        .map(|e| {
-            (
-                e["kind"].as_str().unwrap().to_string(),
-                e["session"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|e| (e["kind"].as_str().unwrap().to_string(), e["session"].as_str().unwrap().to_string()))
         .collect();
     let s = |k: &str, id: &str| (k.to_string(), id.to_string());
     assert_eq!(
@@ -299,7 +217,9 @@ fn concurrent_hook_processes_keep_one_chain() {
             std::thread::spawn(move || {
                 for j in 0..10 {
                     let cmd = if (i + j) % 3 == 0 { "rm -rf /" } else { "ls" };
-                    let input = sb.localize(&pre(&format!(r#","tool_name":"Bash","tool_input":{{"command":"{cmd}"}},"tool_use_id":"t{i}-{j}""#)));
+                    let input = sb.localize(&pre(&format!(
+                        r#","tool_name":"Bash","tool_input":{{"command":"{cmd}"}},"tool_use_id":"t{i}-{j}""#
+                    )));
                     let out = sb.hook(input.as_bytes());
                     assert_eq!(out.status.code(), Some(0));
                 }

@@ -39,11 +39,7 @@ pub fn resolve(path: &Path, cwd: &Path) -> Result<PathBuf, PathError> {
     if path.as_os_str().as_bytes().contains(&0) || cwd.as_os_str().as_bytes().contains(&0) {
         return Err(PathError::Nul);
     }
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    };
+    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, &joined, false);
     let mut out = PathBuf::from("/");
@@ -65,15 +61,13 @@ pub fn resolve(path: &Path, cwd: &Path) -> Result<PathBuf, PathError> {
                     if hops > MAX_LINK_HOPS {
                         return Err(PathError::LinkLoop);
                     }
-                    let target =
-                        std::fs::read_link(&out).map_err(|e| PathError::Io(e.to_string()))?;
+                    let target = std::fs::read_link(&out).map_err(|e| PathError::Io(e.to_string()))?;
                     out.pop();
                     push_components(&mut queue, &target, true);
                 }
                 Ok(_) => {}
                 Err(e)
-                    if e.kind() == std::io::ErrorKind::NotFound
-                        || e.raw_os_error() == Some(20 /* ENOTDIR */) =>
+                    if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20 /* ENOTDIR */) =>
                 {
                     exists = false;
                 }
@@ -105,12 +99,8 @@ fn push_components(queue: &mut VecDeque<OsString>, p: &Path, front: bool) {
 
 /// Special files any command may write to.
 fn is_harmless_device(raw: &str) -> bool {
-    matches!(
-        raw,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-    ) || raw
-        .strip_prefix("/dev/fd/")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    matches!(raw, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty")
+        || raw.strip_prefix("/dev/fd/").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether a (resolved) path holds credentials: SSH and cloud keys, `.env` files (not
@@ -118,10 +108,7 @@ fn is_harmless_device(raw: &str) -> bool {
 /// `/proc/*/environ`, `/etc/shadow`. Directories that hold them count too (`~/.ssh`).
 pub fn is_credential_path(p: &Path, home: Option<&Path>) -> bool {
     let s = p.to_string_lossy();
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if name == ".env"
         || (name.starts_with(".env.")
             && !name.ends_with(".example")
@@ -146,20 +133,13 @@ pub fn is_credential_path(p: &Path, home: Option<&Path>) -> bool {
     ) {
         return true;
     }
-    let fixture = s.contains("/test")
-        || s.contains("/fixture")
-        || s.contains("/example")
-        || s.contains("/testdata");
-    let key_file = [".key", ".p12", ".pfx", ".jks", ".keystore"]
-        .iter()
-        .any(|x| name.ends_with(x))
+    let fixture = s.contains("/test") || s.contains("/fixture") || s.contains("/example") || s.contains("/testdata");
+    let key_file = [".key", ".p12", ".pfx", ".jks", ".keystore"].iter().any(|x| name.ends_with(x))
         || (name.ends_with(".pem") && (name.contains("key") || name.contains("private")));
     if key_file && !fixture {
         return true;
     }
-    if (s.starts_with("/proc/") && (s.ends_with("/environ")))
-        || matches!(s.as_ref(), "/etc/shadow" | "/etc/gshadow")
-    {
+    if (s.starts_with("/proc/") && (s.ends_with("/environ"))) || matches!(s.as_ref(), "/etc/shadow" | "/etc/gshadow") {
         return true;
     }
     let Some(rel) = home.and_then(|h| p.strip_prefix(h).ok()) else {
@@ -168,10 +148,7 @@ pub fn is_credential_path(p: &Path, home: Option<&Path>) -> bool {
     let r = rel.to_string_lossy();
     if r == ".ssh" || r.starts_with(".ssh/") {
         return !(name.ends_with(".pub")
-            || matches!(
-                name.as_str(),
-                "known_hosts" | "known_hosts.old" | "config" | "authorized_keys"
-            ));
+            || matches!(name.as_str(), "known_hosts" | "known_hosts.old" | "config" | "authorized_keys"));
     }
     [
         ".aws",
@@ -202,10 +179,7 @@ impl PathValidator {
     /// Resolves each root. A root that cannot be resolved is dropped (it then allows nothing);
     /// an empty list allows nothing.
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a Path>) -> Self {
-        let roots = roots
-            .into_iter()
-            .filter_map(|r| resolve(r, Path::new("/")).ok())
-            .collect();
+        let roots = roots.into_iter().filter_map(|r| resolve(r, Path::new("/")).ok()).collect();
         PathValidator { roots }
     }
 
@@ -267,10 +241,7 @@ mod tests {
     fn resolves_dotdot_lexically_for_missing_paths() {
         let r = resolve(Path::new("a/../b/./c"), Path::new("/nonexistent-root-xyz")).unwrap();
         assert_eq!(r, PathBuf::from("/nonexistent-root-xyz/b/c"));
-        assert_eq!(
-            resolve(Path::new("/../.."), Path::new("/")).unwrap(),
-            PathBuf::from("/")
-        );
+        assert_eq!(resolve(Path::new("/../.."), Path::new("/")).unwrap(), PathBuf::from("/"));
     }
 
     #[test]
@@ -291,10 +262,7 @@ mod tests {
         symlink(outside.path().join("deep"), ws.path().join("l")).unwrap();
         // ws/l/.. is outside/, not ws/.
         let real = resolve(Path::new("l/../x"), ws.path()).unwrap();
-        assert_eq!(
-            real,
-            resolve(outside.path(), Path::new("/")).unwrap().join("x")
-        );
+        assert_eq!(real, resolve(outside.path(), Path::new("/")).unwrap().join("x"));
         let v = PathValidator::new([ws.path()]);
         assert!(v.check_write("l/../x", ws.path(), "write").is_some());
     }
@@ -304,10 +272,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         symlink(ws.path().join("b"), ws.path().join("a")).unwrap();
         symlink(ws.path().join("a"), ws.path().join("b")).unwrap();
-        assert_eq!(
-            resolve(Path::new("a/x"), ws.path()),
-            Err(PathError::LinkLoop)
-        );
+        assert_eq!(resolve(Path::new("a/x"), ws.path()), Err(PathError::LinkLoop));
         let v = PathValidator::new([ws.path()]);
         assert!(v.check_write("a/x", ws.path(), "write").is_some());
     }
@@ -315,10 +280,7 @@ mod tests {
     #[test]
     fn empty_root_list_allows_nothing() {
         let v = PathValidator::new(std::iter::empty());
-        assert!(
-            v.check_write("/tmp/x", Path::new("/tmp"), "write")
-                .is_some()
-        );
+        assert!(v.check_write("/tmp/x", Path::new("/tmp"), "write").is_some());
     }
 
     #[test]
@@ -328,17 +290,11 @@ mod tests {
             assert!(v.check_write(d, Path::new("/"), "write").is_none(), "{d}");
         }
         assert!(v.check_write("/dev/sda", Path::new("/"), "write").is_some());
-        assert!(
-            v.check_write("/dev/fd/../sda", Path::new("/"), "write")
-                .is_some()
-        );
+        assert!(v.check_write("/dev/fd/../sda", Path::new("/"), "write").is_some());
     }
 
     #[test]
     fn nul_is_rejected() {
-        assert_eq!(
-            resolve(Path::new("a\0b"), Path::new("/")),
-            Err(PathError::Nul)
-        );
+        assert_eq!(resolve(Path::new("a\0b"), Path::new("/")), Err(PathError::Nul));
     }
 }

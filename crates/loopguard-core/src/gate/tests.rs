@@ -8,30 +8,17 @@ fn ws() -> tempfile::TempDir {
 }
 
 fn eval(policy: &Policy, tool: &str, input: serde_json::Value, ws: &std::path::Path) -> Decision {
-    Gate::new(policy).evaluate(
-        &ToolCall::new(tool, input, ws),
-        &Context::new(ws).with_home(None),
-    )
+    Gate::new(policy).evaluate(&ToolCall::new(tool, input, ws), &Context::new(ws).with_home(None))
 }
 
 fn project(text: &str) -> Policy {
-    Policy::from_layers(&[(
-        LayerKind::Project,
-        PathBuf::from("p.toml"),
-        text.to_string(),
-    )])
-    .unwrap()
+    Policy::from_layers(&[(LayerKind::Project, PathBuf::from("p.toml"), text.to_string())]).unwrap()
 }
 
 #[test]
 fn write_inside_the_workspace_is_allowed() {
     let ws = ws();
-    let d = eval(
-        &Policy::builtin(),
-        "Write",
-        json!({"file_path": ws.path().join("a.txt"), "content": "x"}),
-        ws.path(),
-    );
+    let d = eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("a.txt"), "content": "x"}), ws.path());
     assert_eq!(d.verdict(), Verdict::Allow);
     assert_eq!(d.required_level(), AutonomyLevel::Implement);
 }
@@ -40,18 +27,10 @@ fn write_inside_the_workspace_is_allowed() {
 fn write_edit_multiedit_notebook_outside_are_denied() {
     let ws = ws();
     let other = tempfile::tempdir().unwrap();
-    for (tool, key) in [
-        ("Write", "file_path"),
-        ("Edit", "file_path"),
-        ("MultiEdit", "file_path"),
-        ("NotebookEdit", "notebook_path"),
-    ] {
-        let d = eval(
-            &Policy::builtin(),
-            tool,
-            json!({ key: other.path().join("x") }),
-            ws.path(),
-        );
+    for (tool, key) in
+        [("Write", "file_path"), ("Edit", "file_path"), ("MultiEdit", "file_path"), ("NotebookEdit", "notebook_path")]
+    {
+        let d = eval(&Policy::builtin(), tool, json!({ key: other.path().join("x") }), ws.path());
         assert_eq!(d.verdict(), Verdict::Deny, "{tool}");
         assert_eq!(d.codes(), ["path-outside-workspace"], "{tool}");
     }
@@ -61,17 +40,8 @@ fn write_edit_multiedit_notebook_outside_are_denied() {
 fn write_through_a_symlink_to_outside_is_denied() {
     let ws = ws();
     let other = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(
-        other.path().join("target.txt"),
-        ws.path().join("innocent.txt"),
-    )
-    .unwrap();
-    let d = eval(
-        &Policy::builtin(),
-        "Write",
-        json!({"file_path": ws.path().join("innocent.txt")}),
-        ws.path(),
-    );
+    std::os::unix::fs::symlink(other.path().join("target.txt"), ws.path().join("innocent.txt")).unwrap();
+    let d = eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("innocent.txt")}), ws.path());
     assert_eq!(d.codes(), ["path-outside-workspace"]);
 }
 
@@ -98,21 +68,13 @@ fn unknown_tools_get_the_policy_default() {
     assert_eq!(d.verdict(), Verdict::Ask);
     assert_eq!(d.codes(), ["unknown-tool"]);
     let strict = project("[gate]\nunknown_tool = \"deny\"\n");
-    assert_eq!(
-        eval(&strict, "Frobnicate", json!({}), ws.path()).verdict(),
-        Verdict::Deny
-    );
+    assert_eq!(eval(&strict, "Frobnicate", json!({}), ws.path()).verdict(), Verdict::Deny);
 }
 
 #[test]
 fn mcp_tools_ask_by_default() {
     let ws = ws();
-    let d = eval(
-        &Policy::builtin(),
-        "mcp__github__create_issue",
-        json!({"title": "x"}),
-        ws.path(),
-    );
+    let d = eval(&Policy::builtin(), "mcp__github__create_issue", json!({"title": "x"}), ws.path());
     assert_eq!(d.verdict(), Verdict::Ask);
     assert_eq!(d.codes(), ["tool-policy"]);
 }
@@ -125,16 +87,9 @@ fn reads_and_searches_are_allowed() {
         ("Glob", json!({"pattern": "**/*.rs"})),
         ("Grep", json!({"pattern": "fn"})),
         ("TodoWrite", json!({"todos": []})),
-        (
-            "WebFetch",
-            json!({"url": "https://example.com", "prompt": "x"}),
-        ),
+        ("WebFetch", json!({"url": "https://example.com", "prompt": "x"})),
     ] {
-        assert_eq!(
-            eval(&Policy::builtin(), tool, input, ws.path()).verdict(),
-            Verdict::Allow,
-            "{tool}"
-        );
+        assert_eq!(eval(&Policy::builtin(), tool, input, ws.path()).verdict(), Verdict::Allow, "{tool}");
     }
 }
 
@@ -143,10 +98,7 @@ fn breaker_stopped_denies_everything() {
     let ws = ws();
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::Stopped);
-    let d = Gate::new(&policy).evaluate(
-        &ToolCall::new("Read", json!({"file_path": "a"}), ws.path()),
-        &ctx,
-    );
+    let d = Gate::new(&policy).evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
     assert_eq!(d.codes(), ["breaker-stopped"]);
     assert_eq!(d.effective_level(), None);
 }
@@ -157,20 +109,10 @@ fn read_only_breaker_caps_writes_but_not_reads() {
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::ReadOnly);
     let gate = Gate::new(&policy);
-    let w = gate.evaluate(
-        &ToolCall::new(
-            "Write",
-            json!({"file_path": ws.path().join("a")}),
-            ws.path(),
-        ),
-        &ctx,
-    );
+    let w = gate.evaluate(&ToolCall::new("Write", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
     assert_eq!(w.codes(), ["autonomy-exceeded"]);
     assert!(w.reasons()[0].message.contains("breaker read-only"));
-    let r = gate.evaluate(
-        &ToolCall::new("Read", json!({"file_path": "a"}), ws.path()),
-        &ctx,
-    );
+    let r = gate.evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
     assert_eq!(r.verdict(), Verdict::Allow);
 }
 
@@ -178,12 +120,7 @@ fn read_only_breaker_caps_writes_but_not_reads() {
 fn policy_autonomy_below_pr_blocks_push_and_names_both_levels() {
     let ws = ws();
     let p = project("[gate]\nautonomy = \"implement\"\n");
-    let d = eval(
-        &p,
-        "Bash",
-        json!({"command": "git push origin feature"}),
-        ws.path(),
-    );
+    let d = eval(&p, "Bash", json!({"command": "git push origin feature"}), ws.path());
     assert_eq!(d.codes(), ["autonomy-exceeded"]);
     assert!(d.reasons()[0].message.contains("`pr`"));
     assert!(d.reasons()[0].message.contains("`implement`"));
@@ -195,15 +132,9 @@ fn plan_mode_allows_reads_only() {
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_mode(ExecutionMode::Plan);
     let gate = Gate::new(&policy);
-    let w = gate.evaluate(
-        &ToolCall::new("Edit", json!({"file_path": ws.path().join("a")}), ws.path()),
-        &ctx,
-    );
+    let w = gate.evaluate(&ToolCall::new("Edit", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
     assert_eq!(w.verdict(), Verdict::Deny);
-    let r = gate.evaluate(
-        &ToolCall::new("Grep", json!({"pattern": "x"}), ws.path()),
-        &ctx,
-    );
+    let r = gate.evaluate(&ToolCall::new("Grep", json!({"pattern": "x"}), ws.path()), &ctx);
     assert_eq!(r.verdict(), Verdict::Allow);
 }
 
@@ -216,28 +147,14 @@ fn rule_overrides_change_the_verdict() {
         "[rules]\ndestructive-git-reset-hard = \"ask\"\n".into(),
     )])
     .unwrap();
-    assert_eq!(
-        eval(
-            &user,
-            "Bash",
-            json!({"command": "git reset --hard"}),
-            ws.path()
-        )
-        .verdict(),
-        Verdict::Ask
-    );
+    assert_eq!(eval(&user, "Bash", json!({"command": "git reset --hard"}), ws.path()).verdict(), Verdict::Ask);
     let off = Policy::from_layers(&[(
         LayerKind::User,
         PathBuf::from("u.toml"),
         "[rules]\ndestructive-git-reset-hard = \"allow\"\n".into(),
     )])
     .unwrap();
-    let d = eval(
-        &off,
-        "Bash",
-        json!({"command": "git reset --hard"}),
-        ws.path(),
-    );
+    let d = eval(&off, "Bash", json!({"command": "git reset --hard"}), ws.path());
     assert_eq!(d.verdict(), Verdict::Allow);
     assert!(d.reasons().is_empty());
 }
@@ -258,16 +175,8 @@ match = ["rm -rf build", "sudo rm -r build/"]
 not_match = ["rm build", "rm -rf target"]
 "#,
     );
-    let d = eval(
-        &p,
-        "Bash",
-        json!({"command": "cd . && rm -rf build"}),
-        ws.path(),
-    );
+    let d = eval(&p, "Bash", json!({"command": "cd . && rm -rf build"}), ws.path());
     assert_eq!(d.codes(), ["no-rm-build"]);
     assert!(d.explain().contains("release artifacts"));
-    assert_eq!(
-        eval(&p, "Bash", json!({"command": "rm -rf target"}), ws.path()).verdict(),
-        Verdict::Allow
-    );
+    assert_eq!(eval(&p, "Bash", json!({"command": "rm -rf target"}), ws.path()).verdict(), Verdict::Allow);
 }

@@ -29,28 +29,13 @@ impl Diagnostic {
         message: impl Into<String>,
     ) -> Self {
         let (line, col) = line_col(src, span.start);
-        Diagnostic {
-            file: file.to_path_buf(),
-            span,
-            line,
-            col,
-            code,
-            message: message.into(),
-        }
+        Diagnostic { file: file.to_path_buf(), span, line, col, code, message: message.into() }
     }
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: error[{}]: {}",
-            self.file.display(),
-            self.line,
-            self.col,
-            self.code,
-            self.message
-        )
+        write!(f, "{}:{}:{}: error[{}]: {}", self.file.display(), self.line, self.col, self.code, self.message)
     }
 }
 
@@ -95,10 +80,8 @@ pub fn render(err: &PolicyError, sources: &[(PathBuf, String)]) -> String {
     use codespan_reporting::term::{self, Config};
 
     let mut files = SimpleFiles::new();
-    let ids: Vec<(PathBuf, usize)> = sources
-        .iter()
-        .map(|(p, s)| (p.clone(), files.add(p.display().to_string(), s.clone())))
-        .collect();
+    let ids: Vec<(PathBuf, usize)> =
+        sources.iter().map(|(p, s)| (p.clone(), files.add(p.display().to_string(), s.clone()))).collect();
     let mut out = String::new();
     let config = Config::default();
     for d in &err.diagnostics {

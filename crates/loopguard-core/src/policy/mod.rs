@@ -149,10 +149,7 @@ impl Policy {
             let (layer, mut d) = read_layer(*kind, path, text);
             diags.append(&mut d);
             policy.merge(*kind, path, text, layer, &mut diags);
-            policy.sources.push(PolicySource {
-                kind: *kind,
-                path: path.clone(),
-            });
+            policy.sources.push(PolicySource { kind: *kind, path: path.clone() });
         }
         if let Err(e) = policy.compile_tools() {
             diags.push(Diagnostic {
@@ -172,12 +169,7 @@ impl Policy {
         } else {
             // File order, then position: the order a person fixes them in.
             let order: Vec<PathBuf> = all.iter().map(|(_, p, _)| p.clone()).collect();
-            let rank = |d: &Diagnostic| {
-                order
-                    .iter()
-                    .position(|p| *p == d.file)
-                    .unwrap_or(usize::MAX)
-            };
+            let rank = |d: &Diagnostic| order.iter().position(|p| *p == d.file).unwrap_or(usize::MAX);
             diags.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.span.start.cmp(&b.span.start)));
             Err(PolicyError { diagnostics: diags })
         }
@@ -199,23 +191,12 @@ impl Policy {
     /// Denies everything: the answer when even the built-in policy cannot be read.
     fn lockdown() -> Policy {
         let mut p = Policy::empty();
-        p.tools.push(ToolEntry {
-            pattern: "*".into(),
-            verdict: Verdict::Deny,
-            origin: LayerKind::Builtin,
-        });
+        p.tools.push(ToolEntry { pattern: "*".into(), verdict: Verdict::Deny, origin: LayerKind::Builtin });
         let _ = p.compile_tools();
         p
     }
 
-    fn merge(
-        &mut self,
-        kind: LayerKind,
-        path: &Path,
-        text: &str,
-        layer: Layer,
-        diags: &mut Vec<Diagnostic>,
-    ) {
+    fn merge(&mut self, kind: LayerKind, path: &Path, text: &str, layer: Layer, diags: &mut Vec<Diagnostic>) {
         let tighten_only = kind == LayerKind::Project;
         let mut loosens = |span: std::ops::Range<usize>, what: String| {
             diags.push(Diagnostic::at(
@@ -244,50 +225,30 @@ impl Policy {
             if tighten_only && v.value > self.autonomy {
                 loosens(
                     v.span,
-                    format!(
-                        "gate.autonomy \"{}\" is higher than \"{}\"",
-                        v.value.as_str(),
-                        self.autonomy.as_str()
-                    ),
+                    format!("gate.autonomy \"{}\" is higher than \"{}\"", v.value.as_str(), self.autonomy.as_str()),
                 );
             } else {
                 self.autonomy = v.value;
             }
         }
-        self.extra_roots
-            .extend(layer.extra_roots.into_iter().map(|r| r.value));
+        self.extra_roots.extend(layer.extra_roots.into_iter().map(|r| r.value));
         for (name, verdict) in layer.tools {
             if tighten_only {
                 if verdict.value == Verdict::Allow {
-                    loosens(
-                        name.span,
-                        format!("tools.\"{}\" = \"allow\" can only loosen", name.value),
-                    );
+                    loosens(name.span, format!("tools.\"{}\" = \"allow\" can only loosen", name.value));
                     continue;
                 }
                 // Project entries are floors: they are combined with, never replace, the rest.
-                self.tools.push(ToolEntry {
-                    pattern: name.value,
-                    verdict: verdict.value,
-                    origin: kind,
-                });
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
             } else if let Some(e) = self.tools.iter_mut().find(|e| e.pattern == name.value) {
                 e.verdict = verdict.value;
                 e.origin = kind;
             } else {
-                self.tools.push(ToolEntry {
-                    pattern: name.value,
-                    verdict: verdict.value,
-                    origin: kind,
-                });
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
             }
         }
         for (code, verdict) in layer.rules {
-            let current = self
-                .rules
-                .get(&code.value)
-                .copied()
-                .unwrap_or(Verdict::Allow);
+            let current = self.rules.get(&code.value).copied().unwrap_or(Verdict::Allow);
             if tighten_only && verdict.value < current {
                 loosens(
                     code.span,
@@ -303,21 +264,13 @@ impl Policy {
             }
         }
         for rule in layer.commands {
-            if let Some(prev) = self
-                .commands
-                .iter()
-                .find(|c| c.code.value == rule.code.value)
-            {
+            if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
                 diags.push(Diagnostic::at(
                     path,
                     text,
                     rule.code.span.clone(),
                     "policy-value",
-                    format!(
-                        "commands.code `{}` is already defined in {}",
-                        rule.code.value,
-                        prev.file.display()
-                    ),
+                    format!("commands.code `{}` is already defined in {}", rule.code.value, prev.file.display()),
                 ));
                 continue;
             }
@@ -328,14 +281,8 @@ impl Policy {
     /// Validates every tool glob (compiling the complex ones now, so errors surface at load).
     fn compile_tools(&mut self) -> Result<(), String> {
         self.tool_globs = std::sync::OnceLock::new();
-        for e in self
-            .tools
-            .iter()
-            .filter(|e| tool_pattern(&e.pattern) == ToolPattern::Glob)
-        {
-            GlobBuilder::new(&e.pattern)
-                .build()
-                .map_err(|err| format!("tool pattern `{}`: {err}", e.pattern))?;
+        for e in self.tools.iter().filter(|e| tool_pattern(&e.pattern) == ToolPattern::Glob) {
+            GlobBuilder::new(&e.pattern).build().map_err(|err| format!("tool pattern `{}`: {err}", e.pattern))?;
         }
         Ok(())
     }
@@ -359,22 +306,11 @@ impl Policy {
     }
 
     /// Whether a tool entry's pattern matches a tool name.
-    fn tool_entries_matching<'a>(
-        &'a self,
-        tool: &'a str,
-    ) -> impl Iterator<Item = &'a ToolEntry> + 'a {
+    fn tool_entries_matching<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a ToolEntry> + 'a {
         let mut globbed: Vec<usize> = Vec::new();
-        if self
-            .tools
-            .iter()
-            .any(|e| tool_pattern(&e.pattern) == ToolPattern::Glob)
-        {
+        if self.tools.iter().any(|e| tool_pattern(&e.pattern) == ToolPattern::Glob) {
             let (set, index) = self.complex_globs();
-            globbed = set
-                .matches(tool)
-                .into_iter()
-                .filter_map(|i| index.get(i).copied())
-                .collect();
+            globbed = set.matches(tool).into_iter().filter_map(|i| index.get(i).copied()).collect();
         }
         self.tools
             .iter()
@@ -390,10 +326,7 @@ impl Policy {
     /// Checks every `[[commands]]` rule written in this file against its own examples.
     fn check_examples(&self, path: &Path, text: &str, diags: &mut Vec<Diagnostic>) {
         for rule in self.commands.iter().filter(|c| c.file == path) {
-            for (examples, want) in [
-                (&rule.examples_match, true),
-                (&rule.examples_not_match, false),
-            ] {
+            for (examples, want) in [(&rule.examples_match, true), (&rule.examples_not_match, false)] {
                 for ex in examples {
                     let got = match shell::rule_matches_command_line(rule, &ex.value) {
                         Ok(m) => m,
@@ -409,20 +342,13 @@ impl Policy {
                         }
                     };
                     if got != want {
-                        let should = if want {
-                            "should match but does not"
-                        } else {
-                            "should not match but does"
-                        };
+                        let should = if want { "should match but does not" } else { "should not match but does" };
                         diags.push(Diagnostic::at(
                             path,
                             text,
                             ex.span.clone(),
                             "policy-example",
-                            format!(
-                                "rule `{}`: example `{}` {should}",
-                                rule.code.value, ex.value
-                            ),
+                            format!("rule `{}`: example `{}` {should}", rule.code.value, ex.value),
                         ));
                     }
                 }
@@ -437,20 +363,13 @@ impl Policy {
             let exact = self
                 .tools
                 .iter()
-                .filter(|e| {
-                    origin_ok(e.origin)
-                        && tool_pattern(&e.pattern) == ToolPattern::Exact
-                        && e.pattern == tool
-                })
+                .filter(|e| origin_ok(e.origin) && tool_pattern(&e.pattern) == ToolPattern::Exact && e.pattern == tool)
                 .map(|e| e.verdict)
                 .max();
             if exact.is_some() {
                 return exact;
             }
-            self.tool_entries_matching(tool)
-                .filter(|e| origin_ok(e.origin))
-                .map(|e| e.verdict)
-                .max()
+            self.tool_entries_matching(tool).filter(|e| origin_ok(e.origin)).map(|e| e.verdict).max()
         };
         let below = base(&|o| o != LayerKind::Project);
         let floor = base(&|o| o == LayerKind::Project);
@@ -493,35 +412,17 @@ impl Policy {
     /// The effective policy as TOML, each value annotated with the layer it came from.
     pub fn to_effective_toml(&self) -> String {
         let mut out = String::from("# effective loopguard policy; layers: ");
-        let names: Vec<String> = self
-            .sources
-            .iter()
-            .map(|s| format!("{} ({})", s.kind.as_str(), s.path.display()))
-            .collect();
+        let names: Vec<String> =
+            self.sources.iter().map(|s| format!("{} ({})", s.kind.as_str(), s.path.display())).collect();
         out.push_str(&names.join(" < "));
         out.push_str("\nversion = 1\n\n[gate]\n");
-        out.push_str(&format!(
-            "unknown_tool = \"{}\"\n",
-            self.unknown_tool.as_str()
-        ));
-        out.push_str(&format!(
-            "autonomy = \"{}\"\n\n[workspace]\nextra_roots = [",
-            self.autonomy.as_str()
-        ));
-        let roots: Vec<String> = self
-            .extra_roots
-            .iter()
-            .map(|r| toml_str(&r.display().to_string()))
-            .collect();
+        out.push_str(&format!("unknown_tool = \"{}\"\n", self.unknown_tool.as_str()));
+        out.push_str(&format!("autonomy = \"{}\"\n\n[workspace]\nextra_roots = [", self.autonomy.as_str()));
+        let roots: Vec<String> = self.extra_roots.iter().map(|r| toml_str(&r.display().to_string())).collect();
         out.push_str(&roots.join(", "));
         out.push_str("]\n\n[tools]\n");
         for e in &self.tools {
-            out.push_str(&format!(
-                "{} = \"{}\"  # {}\n",
-                toml_str(&e.pattern),
-                e.verdict.as_str(),
-                e.origin.as_str()
-            ));
+            out.push_str(&format!("{} = \"{}\"  # {}\n", toml_str(&e.pattern), e.verdict.as_str(), e.origin.as_str()));
         }
         out.push_str("\n[rules]\n");
         for (code, v) in &self.rules {
@@ -578,17 +479,11 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         Err(e) => return Err(format!("cannot read policy file: {e}")),
     };
     let mut bytes = Vec::new();
-    file.take(MAX_POLICY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read policy file: {e}"))?;
+    file.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read policy file: {e}"))?;
     if bytes.len() as u64 > MAX_POLICY_BYTES {
-        return Err(format!(
-            "policy file is larger than {MAX_POLICY_BYTES} bytes"
-        ));
+        return Err(format!("policy file is larger than {MAX_POLICY_BYTES} bytes"));
     }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "policy file is not valid UTF-8".to_string())
+    String::from_utf8(bytes).map(Some).map_err(|_| "policy file is not valid UTF-8".to_string())
 }
 
 #[cfg(test)]

@@ -36,40 +36,22 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn err(&mut self, span: Range<usize>, code: &'static str, msg: impl Into<String>) {
-        self.diags
-            .push(Diagnostic::at(self.file, self.src, span, code, msg));
+        self.diags.push(Diagnostic::at(self.file, self.src, span, code, msg));
     }
 
-    fn unknown_key(
-        &mut self,
-        key: &Spanned<std::borrow::Cow<'_, str>>,
-        table: &str,
-        known: &[&str],
-    ) {
+    fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, table: &str, known: &[&str]) {
         self.err(
             key.span(),
             "policy-unknown-key",
-            format!(
-                "unknown key `{}` in {table}; expected one of: {}",
-                key.get_ref(),
-                known.join(", ")
-            ),
+            format!("unknown key `{}` in {table}; expected one of: {}", key.get_ref(), known.join(", ")),
         );
     }
 
-    fn table<'v, 'i>(
-        &mut self,
-        v: &'v Spanned<DeValue<'i>>,
-        what: &str,
-    ) -> Option<&'v DeTable<'i>> {
+    fn table<'v, 'i>(&mut self, v: &'v Spanned<DeValue<'i>>, what: &str) -> Option<&'v DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             other => {
-                self.err(
-                    v.span(),
-                    "policy-type",
-                    format!("{what} must be a table, found {}", other.type_str()),
-                );
+                self.err(v.span(), "policy-type", format!("{what} must be a table, found {}", other.type_str()));
                 None
             }
         }
@@ -77,16 +59,9 @@ impl Reader<'_> {
 
     fn string(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<String>> {
         match v.get_ref() {
-            DeValue::String(s) => Some(At {
-                value: s.to_string(),
-                span: v.span(),
-            }),
+            DeValue::String(s) => Some(At { value: s.to_string(), span: v.span() }),
             other => {
-                self.err(
-                    v.span(),
-                    "policy-type",
-                    format!("{what} must be a string, found {}", other.type_str()),
-                );
+                self.err(v.span(), "policy-type", format!("{what} must be a string, found {}", other.type_str()));
                 None
             }
         }
@@ -99,10 +74,7 @@ impl Reader<'_> {
                 self.err(
                     v.span(),
                     "policy-type",
-                    format!(
-                        "{what} must be an array of strings, found {}",
-                        other.type_str()
-                    ),
+                    format!("{what} must be an array of strings, found {}", other.type_str()),
                 );
                 Vec::new()
             }
@@ -112,18 +84,12 @@ impl Reader<'_> {
     fn verdict(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<Verdict>> {
         let s = self.string(v, what)?;
         match Verdict::parse(&s.value) {
-            Some(value) => Some(At {
-                value,
-                span: s.span,
-            }),
+            Some(value) => Some(At { value, span: s.span }),
             None => {
                 self.err(
                     s.span,
                     "policy-value",
-                    format!(
-                        "{what} must be \"allow\", \"ask\" or \"deny\", found \"{}\"",
-                        s.value
-                    ),
+                    format!("{what} must be \"allow\", \"ask\" or \"deny\", found \"{}\"", s.value),
                 );
                 None
             }
@@ -172,15 +138,9 @@ impl Reader<'_> {
                 "autonomy" => {
                     if let Some(s) = self.string(v, "gate.autonomy") {
                         match AutonomyLevel::parse(&s.value) {
-                            Some(value) => {
-                                layer.autonomy = Some(At {
-                                    value,
-                                    span: s.span,
-                                })
-                            }
+                            Some(value) => layer.autonomy = Some(At { value, span: s.span }),
                             None => {
-                                let names: Vec<&str> =
-                                    AutonomyLevel::ALL.iter().map(|l| l.as_str()).collect();
+                                let names: Vec<&str> = AutonomyLevel::ALL.iter().map(|l| l.as_str()).collect();
                                 self.err(
                                     s.span,
                                     "policy-value",
@@ -219,10 +179,7 @@ impl Reader<'_> {
                                 "a project policy may not add workspace roots (that widens where the agent may write); put extra_roots in the user policy",
                             );
                         } else {
-                            layer.extra_roots.push(At {
-                                value: p,
-                                span: s.span,
-                            });
+                            layer.extra_roots.push(At { value: p, span: s.span });
                         }
                     }
                 }
@@ -235,21 +192,11 @@ impl Reader<'_> {
         for (k, v) in t.iter() {
             let name = k.get_ref().to_string();
             if let Err(e) = globset::Glob::new(&name) {
-                self.err(
-                    k.span(),
-                    "policy-value",
-                    format!("tool pattern `{name}` is not a valid glob: {e}"),
-                );
+                self.err(k.span(), "policy-value", format!("tool pattern `{name}` is not a valid glob: {e}"));
                 continue;
             }
             if let Some(verdict) = self.verdict(v, &format!("tools.\"{name}\"")) {
-                layer.tools.push((
-                    At {
-                        value: name,
-                        span: k.span(),
-                    },
-                    verdict,
-                ));
+                layer.tools.push((At { value: name, span: k.span() }, verdict));
             }
         }
     }
@@ -258,40 +205,23 @@ impl Reader<'_> {
         for (k, v) in t.iter() {
             let code = k.get_ref().to_string();
             if !CONFIGURABLE_RULES.contains(&code.as_str()) {
-                let why = if is_builtin(&code) {
-                    "is not configurable"
-                } else {
-                    "is not a known rule code"
-                };
+                let why = if is_builtin(&code) { "is not configurable" } else { "is not a known rule code" };
                 self.err(
                     k.span(),
                     "policy-unknown-key",
-                    format!(
-                        "rule `{code}` {why}; configurable rules: {}",
-                        CONFIGURABLE_RULES.join(", ")
-                    ),
+                    format!("rule `{code}` {why}; configurable rules: {}", CONFIGURABLE_RULES.join(", ")),
                 );
                 continue;
             }
             if let Some(verdict) = self.verdict(v, &format!("rules.{code}")) {
-                layer.rules.push((
-                    At {
-                        value: code,
-                        span: k.span(),
-                    },
-                    verdict,
-                ));
+                layer.rules.push((At { value: code, span: k.span() }, verdict));
             }
         }
     }
 
     fn commands(&mut self, v: &Spanned<DeValue<'_>>, layer: &mut Layer) {
         let DeValue::Array(items) = v.get_ref() else {
-            self.err(
-                v.span(),
-                "policy-type",
-                "commands must be an array of tables ([[commands]])",
-            );
+            self.err(v.span(), "policy-type", "commands must be an array of tables ([[commands]])");
             return;
         };
         for item in items.iter() {
@@ -304,16 +234,7 @@ impl Reader<'_> {
     }
 
     fn command(&mut self, t: &DeTable<'_>, span: Range<usize>) -> Option<CommandRule> {
-        const KNOWN: &[&str] = &[
-            "code",
-            "program",
-            "flags",
-            "args",
-            "decision",
-            "message",
-            "match",
-            "not_match",
-        ];
+        const KNOWN: &[&str] = &["code", "program", "flags", "args", "decision", "message", "match", "not_match"];
         let (mut code, mut program, mut decision, mut message) = (None, None, None, None);
         let (mut flags, mut args, mut matches, mut not_matches) = (vec![], vec![], vec![], vec![]);
         for (k, v) in t.iter() {
@@ -331,11 +252,7 @@ impl Reader<'_> {
         }
         let missing = |name: &str, present: bool, this: &mut Self| {
             if !present {
-                this.err(
-                    span.clone(),
-                    "policy-value",
-                    format!("[[commands]] entry is missing `{name}`"),
-                );
+                this.err(span.clone(), "policy-value", format!("[[commands]] entry is missing `{name}`"));
             }
         };
         missing("code", code.is_some(), self);
@@ -348,10 +265,7 @@ impl Reader<'_> {
             self.err(
                 code.span.clone(),
                 "policy-value",
-                format!(
-                    "commands.code `{}` must be kebab-case and not a built-in code",
-                    code.value
-                ),
+                format!("commands.code `{}` must be kebab-case and not a built-in code", code.value),
             );
             ok = false;
         }
@@ -364,11 +278,7 @@ impl Reader<'_> {
             ok = false;
         }
         if program.value.is_empty() || program.value.contains('/') {
-            self.err(
-                program.span.clone(),
-                "policy-value",
-                "commands.program must be a bare program name",
-            );
+            self.err(program.span.clone(), "policy-value", "commands.program must be a bare program name");
             ok = false;
         }
         ok.then(|| CommandRule {
@@ -388,12 +298,7 @@ impl Reader<'_> {
 
 /// Reads one layer. Syntax errors, unknown keys and bad values all become diagnostics.
 pub(crate) fn read_layer(kind: LayerKind, file: &Path, src: &str) -> (Layer, Vec<Diagnostic>) {
-    let mut r = Reader {
-        file,
-        src,
-        kind,
-        diags: Vec::new(),
-    };
+    let mut r = Reader { file, src, kind, diags: Vec::new() };
     let mut layer = Layer::default();
     let (doc, errors) = DeTable::parse_recoverable(src);
     for e in &errors {

@@ -6,11 +6,7 @@ fn layer(kind: LayerKind, text: &str) -> Result<Policy, PolicyError> {
 
 /// (code, line, col) of every diagnostic, in file order.
 fn positions(e: &PolicyError) -> Vec<(&'static str, usize, usize)> {
-    let mut v: Vec<_> = e
-        .diagnostics
-        .iter()
-        .map(|d| (d.code, d.line, d.col))
-        .collect();
+    let mut v: Vec<_> = e.diagnostics.iter().map(|d| (d.code, d.line, d.col)).collect();
     v.sort_by_key(|x| (x.1, x.2));
     v
 }
@@ -19,10 +15,7 @@ fn positions(e: &PolicyError) -> Vec<(&'static str, usize, usize)> {
 fn builtin_policy_loads_and_names_only_configurable_rules() {
     let p = Policy::from_layers(&[]).unwrap();
     for code in p.rules.keys() {
-        assert!(
-            crate::reasons::CONFIGURABLE_RULES.contains(&code.as_str()),
-            "{code} is not configurable"
-        );
+        assert!(crate::reasons::CONFIGURABLE_RULES.contains(&code.as_str()), "{code} is not configurable");
     }
     assert_eq!(p.rule_verdict("destructive-rm-root"), Some(Verdict::Deny));
     assert_eq!(p.unknown_tool(), Verdict::Ask);
@@ -47,10 +40,7 @@ fn reports_every_problem_at_once_with_positions() {
         ]
     );
     let text = e.to_string();
-    assert!(
-        text.contains("policy.toml:5:1: error[policy-unknown-key]: unknown key `colour` in [gate]"),
-        "{text}"
-    );
+    assert!(text.contains("policy.toml:5:1: error[policy-unknown-key]: unknown key `colour` in [gate]"), "{text}");
 }
 
 #[test]
@@ -62,15 +52,8 @@ fn syntax_errors_point_at_the_line() {
 
 #[test]
 fn wrong_types_are_reported() {
-    let e = layer(
-        LayerKind::User,
-        "gate = 3\n[workspace]\nextra_roots = \"/tmp\"\n",
-    )
-    .unwrap_err();
-    assert_eq!(
-        positions(&e),
-        [("policy-type", 1, 8), ("policy-type", 3, 15)]
-    );
+    let e = layer(LayerKind::User, "gate = 3\n[workspace]\nextra_roots = \"/tmp\"\n").unwrap_err();
+    assert_eq!(positions(&e), [("policy-type", 1, 8), ("policy-type", 3, 15)]);
 }
 
 #[test]
@@ -84,10 +67,7 @@ fn user_layer_may_loosen() {
     assert_eq!(p.autonomy(), AutonomyLevel::Merge);
     assert_eq!(p.extra_roots(), [PathBuf::from("/tmp")]);
     assert_eq!(p.tool_verdict("mcp__x__y"), Some(Verdict::Allow));
-    assert_eq!(
-        p.rule_verdict("destructive-git-reset-hard"),
-        Some(Verdict::Ask)
-    );
+    assert_eq!(p.rule_verdict("destructive-git-reset-hard"), Some(Verdict::Ask));
 }
 
 #[test]
@@ -97,10 +77,7 @@ fn project_layer_may_only_tighten() {
         "[gate]\nunknown_tool = \"allow\"\nautonomy = \"operate\"\n[workspace]\nextra_roots = [\"/tmp\"]\n[tools]\n\"mcp__*\" = \"allow\"\n[rules]\ndestructive-rm-root = \"ask\"\n",
     )
     .unwrap_err();
-    assert!(
-        e.diagnostics.iter().all(|d| d.code == "policy-loosens"),
-        "{e}"
-    );
+    assert!(e.diagnostics.iter().all(|d| d.code == "policy-loosens"), "{e}");
     assert_eq!(e.diagnostics.len(), 5, "{e}");
 }
 
@@ -121,16 +98,8 @@ fn project_layer_tightens() {
 #[test]
 fn project_floor_beats_a_looser_user_entry() {
     let p = Policy::from_layers(&[
-        (
-            LayerKind::User,
-            PathBuf::from("u.toml"),
-            "[tools]\n\"mcp__*\" = \"allow\"\n".into(),
-        ),
-        (
-            LayerKind::Project,
-            PathBuf::from("p.toml"),
-            "[tools]\nmcp__evil__run = \"deny\"\n".into(),
-        ),
+        (LayerKind::User, PathBuf::from("u.toml"), "[tools]\n\"mcp__*\" = \"allow\"\n".into()),
+        (LayerKind::Project, PathBuf::from("p.toml"), "[tools]\nmcp__evil__run = \"deny\"\n".into()),
     ])
     .unwrap();
     assert_eq!(p.tool_verdict("mcp__evil__run"), Some(Verdict::Deny));
@@ -139,11 +108,7 @@ fn project_floor_beats_a_looser_user_entry() {
 
 #[test]
 fn exact_tool_entries_win_over_globs() {
-    let p = layer(
-        LayerKind::User,
-        "[tools]\n\"mcp__*\" = \"deny\"\nmcp__docs__search = \"allow\"\n",
-    )
-    .unwrap();
+    let p = layer(LayerKind::User, "[tools]\n\"mcp__*\" = \"deny\"\nmcp__docs__search = \"allow\"\n").unwrap();
     assert_eq!(p.tool_verdict("mcp__docs__search"), Some(Verdict::Allow));
     assert_eq!(p.tool_verdict("mcp__docs__write"), Some(Verdict::Deny));
     assert_eq!(p.tool_verdict("Bash"), None);
@@ -165,21 +130,10 @@ not_match = ["npm test", "sudo npm publish"]
 "#,
     )
     .unwrap_err();
-    let msgs: Vec<String> = e
-        .diagnostics
-        .iter()
-        .map(|d| format!("{}:{}", d.line, d.message))
-        .collect();
+    let msgs: Vec<String> = e.diagnostics.iter().map(|d| format!("{}:{}", d.line, d.message)).collect();
     assert_eq!(msgs.len(), 2, "{msgs:?}");
-    assert!(
-        msgs[0].starts_with("8:") && msgs[0].contains("`npm install` should match but does not"),
-        "{msgs:?}"
-    );
-    assert!(
-        msgs[1].starts_with("9:")
-            && msgs[1].contains("`sudo npm publish` should not match but does"),
-        "{msgs:?}"
-    );
+    assert!(msgs[0].starts_with("8:") && msgs[0].contains("`npm install` should match but does not"), "{msgs:?}");
+    assert!(msgs[1].starts_with("9:") && msgs[1].contains("`sudo npm publish` should not match but does"), "{msgs:?}");
 }
 
 #[test]
@@ -190,33 +144,20 @@ fn command_rules_are_validated() {
     )
     .unwrap_err();
     let got: Vec<&str> = e.diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(
-        got.iter().filter(|c| **c == "policy-value").count(),
-        6,
-        "{e}"
-    ); // 3 bad values + 3 missing keys
-    assert_eq!(
-        got.iter().filter(|c| **c == "policy-unknown-key").count(),
-        1,
-        "{e}"
-    );
+    assert_eq!(got.iter().filter(|c| **c == "policy-value").count(), 6, "{e}"); // 3 bad values + 3 missing keys
+    assert_eq!(got.iter().filter(|c| **c == "policy-unknown-key").count(), 1, "{e}");
 }
 
 #[test]
 fn duplicate_command_codes_across_layers_are_errors() {
-    let rule =
-        "[[commands]]\ncode = \"x-rule\"\nprogram = \"rm\"\ndecision = \"ask\"\nmessage = \"m\"\n";
+    let rule = "[[commands]]\ncode = \"x-rule\"\nprogram = \"rm\"\ndecision = \"ask\"\nmessage = \"m\"\n";
     let e = Policy::from_layers(&[
         (LayerKind::User, PathBuf::from("u.toml"), rule.into()),
         (LayerKind::Project, PathBuf::from("p.toml"), rule.into()),
     ])
     .unwrap_err();
     assert_eq!(e.diagnostics.len(), 1);
-    assert!(
-        e.diagnostics[0]
-            .message
-            .contains("already defined in u.toml")
-    );
+    assert!(e.diagnostics[0].message.contains("already defined in u.toml"));
 }
 
 #[test]
@@ -231,38 +172,30 @@ fn load_skips_missing_files_and_reports_unreadable_ones() {
     assert!(e.to_string().contains("not valid UTF-8"));
     let big = dir.path().join("big.toml");
     std::fs::write(&big, vec![b'#'; (MAX_POLICY_BYTES + 1) as usize]).unwrap();
-    assert!(
-        Policy::load(Some(&big), None)
-            .unwrap_err()
-            .to_string()
-            .contains("larger than")
-    );
+    assert!(Policy::load(Some(&big), None).unwrap_err().to_string().contains("larger than"));
 }
 
 #[test]
 fn effective_toml_reloads_to_the_same_policy() {
-    let p = layer(
-        LayerKind::User,
-        "[gate]\nautonomy = \"merge\"\n[tools]\nWebFetch = \"ask\"\n",
-    )
-    .unwrap();
+    let p = layer(LayerKind::User, "[gate]\nautonomy = \"merge\"\n[tools]\nWebFetch = \"ask\"\n").unwrap();
     let text = p.to_effective_toml();
     let again = layer(LayerKind::User, &text).unwrap();
     assert_eq!(again.autonomy(), AutonomyLevel::Merge);
     assert_eq!(again.tool_verdict("WebFetch"), Some(Verdict::Ask));
     // Same content; only the origin comments differ (everything is now from the user layer).
     let strip = |t: &str| -> Vec<String> {
-        t.lines()
-            .skip(1)
-            .map(|l| l.split("  #").next().unwrap_or("").to_string())
-            .collect()
+        t.lines().skip(1).map(|l| l.split("  #").next().unwrap_or("").to_string()).collect()
     };
     assert_eq!(strip(&again.to_effective_toml()), strip(&text));
 }
 
 #[test]
 fn prefix_and_complex_tool_globs_both_match() {
-    let p = layer(LayerKind::User, "[tools]\n\"mcp__{jira,linear}__*\" = \"deny\"\n\"Web*\" = \"ask\"\n\"Note?ookEdit\" = \"deny\"\n").unwrap();
+    let p = layer(
+        LayerKind::User,
+        "[tools]\n\"mcp__{jira,linear}__*\" = \"deny\"\n\"Web*\" = \"ask\"\n\"Note?ookEdit\" = \"deny\"\n",
+    )
+    .unwrap();
     assert_eq!(p.tool_verdict("mcp__jira__create"), Some(Verdict::Deny));
     assert_eq!(p.tool_verdict("mcp__github__create"), Some(Verdict::Ask)); // built-in mcp__*
     assert_eq!(p.tool_verdict("WebFetch"), Some(Verdict::Ask));

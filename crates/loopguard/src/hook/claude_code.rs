@@ -13,9 +13,7 @@ use crate::sessions::{HostProcess, Sessions};
 use crate::state::{Env, audit_log, project_policy, sha256_hex};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::reasons::*;
-use loopguard_core::{
-    Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict,
-};
+use loopguard_core::{Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict};
 use serde_json::{Map, Value, json};
 use std::io::Read;
 use std::path::PathBuf;
@@ -39,17 +37,9 @@ pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome
         deadline,
         move || match read_bounded(stdin) {
             Ok(bytes) => handle(&bytes, &env),
-            Err(e) => fail(
-                HOOK_INPUT_INVALID,
-                &format!("cannot read the hook input: {e}"),
-            ),
+            Err(e) => fail(HOOK_INPUT_INVALID, &format!("cannot read the hook input: {e}")),
         },
-        || {
-            fail(
-                INTERNAL_ERROR,
-                "loopguard failed internally while deciding; the call is denied.",
-            )
-        },
+        || fail(INTERNAL_ERROR, "loopguard failed internally while deciding; the call is denied."),
         || {
             fail(
                 HOOK_DEADLINE_EXCEEDED,
@@ -66,11 +56,7 @@ pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome
 /// PreToolUse), reason on stderr, exit 2 (blocks whatever the event was).
 pub fn fail(code: &str, message: &str) -> HookOutcome {
     let d = Decision::fail_closed(code, message);
-    HookOutcome {
-        stdout: decision_json(&d),
-        stderr: format!("{}\n", d.explain()),
-        exit: 2,
-    }
+    HookOutcome { stdout: decision_json(&d), stderr: format!("{}\n", d.explain()), exit: 2 }
 }
 
 fn decision_json(d: &Decision) -> String {
@@ -86,25 +72,13 @@ fn decision_json(d: &Decision) -> String {
 
 fn answer(d: &Decision) -> HookOutcome {
     match d.verdict() {
-        Verdict::Allow => HookOutcome {
-            stdout: String::new(),
-            stderr: String::new(),
-            exit: 0,
-        },
-        Verdict::Ask | Verdict::Deny => HookOutcome {
-            stdout: decision_json(d),
-            stderr: String::new(),
-            exit: 0,
-        },
+        Verdict::Allow => HookOutcome { stdout: String::new(), stderr: String::new(), exit: 0 },
+        Verdict::Ask | Verdict::Deny => HookOutcome { stdout: decision_json(d), stderr: String::new(), exit: 0 },
     }
 }
 
 fn ok() -> HookOutcome {
-    HookOutcome {
-        stdout: String::new(),
-        stderr: String::new(),
-        exit: 0,
-    }
+    HookOutcome { stdout: String::new(), stderr: String::new(), exit: 0 }
 }
 
 /// A hook event's common fields, checked.
@@ -118,10 +92,7 @@ struct Event<'a> {
 fn field_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!(
-            "`{key}` must be a string, found {}",
-            type_name(other)
-        )),
+        Some(other) => Err(format!("`{key}` must be a string, found {}", type_name(other))),
         None => Err(format!("`{key}` is missing")),
     }
 }
@@ -139,33 +110,19 @@ fn type_name(v: &Value) -> &'static str {
 
 fn parse_event(bytes: &[u8]) -> Result<(Value, String), (String, String)> {
     if bytes.len() > MAX_INPUT_BYTES {
-        return Err((
-            HOOK_INPUT_TOO_LARGE.into(),
-            format!("the hook input is larger than {MAX_INPUT_BYTES} bytes"),
-        ));
+        return Err((HOOK_INPUT_TOO_LARGE.into(), format!("the hook input is larger than {MAX_INPUT_BYTES} bytes")));
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| {
-        (
-            HOOK_INPUT_INVALID.to_string(),
-            "the hook input is not UTF-8".to_string(),
-        )
-    })?;
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        (
-            HOOK_INPUT_INVALID.to_string(),
-            format!("the hook input is not valid JSON: {e}"),
-        )
-    })?;
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| (HOOK_INPUT_INVALID.to_string(), "the hook input is not UTF-8".to_string()))?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| (HOOK_INPUT_INVALID.to_string(), format!("the hook input is not valid JSON: {e}")))?;
     let name = match v.as_object().map(|o| field_str(o, "hook_event_name")) {
         Some(Ok(n)) => n.to_string(),
         Some(Err(e)) => return Err((HOOK_INPUT_INVALID.into(), e)),
         None => {
             return Err((
                 HOOK_INPUT_INVALID.into(),
-                format!(
-                    "the hook input must be a JSON object, found {}",
-                    type_name(&v)
-                ),
+                format!("the hook input must be a JSON object, found {}", type_name(&v)),
             ));
         }
     };
@@ -183,29 +140,15 @@ pub fn handle(bytes: &[u8], env: &Env) -> HookOutcome {
     };
     let common = field_str(obj, "session_id").and_then(|s| {
         let cwd = PathBuf::from(field_str(obj, "cwd")?);
-        if cwd.is_absolute() {
-            Ok((s, cwd))
-        } else {
-            Err("`cwd` must be an absolute path".into())
-        }
+        if cwd.is_absolute() { Ok((s, cwd)) } else { Err("`cwd` must be an absolute path".into()) }
     });
     let (session, cwd) = match common {
         Ok(x) => x,
         Err(e) => {
-            return fail_audited(
-                env,
-                None,
-                HOOK_INPUT_INVALID,
-                &format!("the {name} input is invalid: {e}"),
-            );
+            return fail_audited(env, None, HOOK_INPUT_INVALID, &format!("the {name} input is invalid: {e}"));
         }
     };
-    let ev = Event {
-        obj,
-        name: &name,
-        session,
-        cwd,
-    };
+    let ev = Event { obj, name: &name, session, cwd };
     let result = match ev.name {
         "PreToolUse" => return pre_tool_use(&ev, env),
         "PostToolUse" | "PostToolUseFailure" => post_tool_use(&ev, env),
@@ -216,11 +159,7 @@ pub fn handle(bytes: &[u8], env: &Env) -> HookOutcome {
             return match stop(&ev, env) {
                 Ok(()) => ok(),
                 // Exit 2 on Stop would force the agent to continue: report and let it stop.
-                Err(e) => HookOutcome {
-                    stdout: String::new(),
-                    stderr: format!("loopguard: {e}\n"),
-                    exit: 0,
-                },
+                Err(e) => HookOutcome { stdout: String::new(), stderr: format!("loopguard: {e}\n"), exit: 0 },
             };
         }
         other => {
@@ -236,9 +175,7 @@ pub fn handle(bytes: &[u8], env: &Env) -> HookOutcome {
 
 /// Fails, and records the failure in the audit log when there is a log to record it in.
 fn fail_audited(env: &Env, ev: Option<&Event<'_>>, code: &str, message: &str) -> HookOutcome {
-    let cwd = ev
-        .map(|e| e.cwd.clone())
-        .or_else(|| env.claude_project_dir.clone());
+    let cwd = ev.map(|e| e.cwd.clone()).or_else(|| env.claude_project_dir.clone());
     if let (Some(cwd), Ok(state)) = (cwd, env.state_home()) {
         let log = audit_log(&state, &env.workspace_for(&cwd));
         let mut e = NewEvent::new(ev.map_or("", |e| e.session), EventKind::HookError);
@@ -260,47 +197,27 @@ fn place(ev: &Event<'_>, env: &Env) -> Result<Place, (&'static str, String)> {
     let state = env.state_home().map_err(|e| (STATE_UNAVAILABLE, e))?;
     let workspace = env.workspace_for(&ev.cwd);
     let log = audit_log(&state, &workspace);
-    Ok(Place {
-        workspace,
-        log,
-        state,
-    })
+    Ok(Place { workspace, log, state })
 }
 
 fn new_event(ev: &Event<'_>, kind: EventKind) -> NewEvent {
     let mut e = NewEvent::new(ev.session, kind);
-    e.tool = ev
-        .obj
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .map(String::from);
-    e.tool_use_id = ev
-        .obj
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .map(String::from);
+    e.tool = ev.obj.get("tool_name").and_then(Value::as_str).map(String::from);
+    e.tool_use_id = ev.obj.get("tool_use_id").and_then(Value::as_str).map(String::from);
     e
 }
 
 fn write(log: &AuditLog, e: NewEvent) -> Result<(), (&'static str, String)> {
-    log.append(e).map(|_| ()).map_err(|err| {
-        (
-            AUDIT_WRITE_FAILED,
-            format!("loopguard could not write its audit log: {err}"),
-        )
-    })
+    log.append(e)
+        .map(|_| ())
+        .map_err(|err| (AUDIT_WRITE_FAILED, format!("loopguard could not write its audit log: {err}")))
 }
 
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let tool = match field_str(ev.obj, "tool_name") {
         Ok(t) => t,
         Err(e) => {
-            return fail_audited(
-                env,
-                Some(ev),
-                HOOK_INPUT_INVALID,
-                &format!("the PreToolUse input is invalid: {e}"),
-            );
+            return fail_audited(env, Some(ev), HOOK_INPUT_INVALID, &format!("the PreToolUse input is invalid: {e}"));
         }
     };
     let Some(input) = ev.obj.get("tool_input") else {
@@ -315,15 +232,9 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         Ok(p) => p,
         Err((code, msg)) => return fail(code, &msg),
     };
-    let mode = ev
-        .obj
-        .get("permission_mode")
-        .and_then(Value::as_str)
-        .map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
-    let decision = match Policy::load(
-        env.user_policy().as_deref(),
-        Some(&project_policy(&p.workspace)),
-    ) {
+    let mode =
+        ev.obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
+    let decision = match Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace))) {
         Ok(policy) => {
             let call = ToolCall {
                 tool: tool.to_string(),
@@ -331,16 +242,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 cwd: ev.cwd.clone(),
                 session: Some(ev.session.to_string()),
             };
-            let ctx = Context::new(&p.workspace)
-                .with_home(env.home.as_deref())
-                .with_mode(mode);
+            let ctx = Context::new(&p.workspace).with_home(env.home.as_deref()).with_mode(mode);
             Gate::new(&policy).evaluate(&call, &ctx)
         }
         Err(e) => Decision::fail_closed(
             POLICY_INVALID,
-            format!(
-                "The loopguard policy does not load, so every call is denied until a human fixes it: {e}"
-            ),
+            format!("The loopguard policy does not load, so every call is denied until a human fixes it: {e}"),
         ),
     };
     let mut e = new_event(ev, EventKind::PreToolUse);
@@ -369,14 +276,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
 fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
     let p = place(ev, env)?;
     let failed = ev.name == "PostToolUseFailure";
-    let mut e = new_event(
-        ev,
-        if failed {
-            EventKind::PostToolUseFailure
-        } else {
-            EventKind::PostToolUse
-        },
-    );
+    let mut e = new_event(ev, if failed { EventKind::PostToolUseFailure } else { EventKind::PostToolUse });
     let size = |k: &str| ev.obj.get(k).map(|v| v.to_string().len());
     e.details = Some(json!({
         "response_bytes": size("tool_response"),
@@ -393,8 +293,7 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
     let io = |e: std::io::Error| (STATE_UNAVAILABLE, format!("session markers: {e}"));
     for left in sessions.abandoned(ev.session).map_err(io)? {
         let mut e = NewEvent::new(&left.session, EventKind::SessionEnd);
-        e.details =
-            Some(json!({ "recovered": true, "started": left.started, "closed_by": ev.session }));
+        e.details = Some(json!({ "recovered": true, "started": left.started, "closed_by": ev.session }));
         write(&p.log, e)?;
         sessions.close(&left.session).map_err(io)?;
     }
@@ -404,9 +303,7 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
         "workspace": p.workspace.display().to_string(),
     }));
     write(&p.log, e)?;
-    sessions
-        .open(ev.session, HostProcess::of_current)
-        .map_err(io)?;
+    sessions.open(ev.session, HostProcess::of_current).map_err(io)?;
     Ok(())
 }
 
@@ -424,8 +321,7 @@ fn user_prompt(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> 
     let p = place(ev, env)?;
     let mut e = new_event(ev, EventKind::UserPromptSubmit);
     // The prompt itself may hold secrets: only its size goes to the log.
-    e.details =
-        Some(json!({ "prompt_bytes": ev.obj.get("prompt").and_then(Value::as_str).map(str::len) }));
+    e.details = Some(json!({ "prompt_bytes": ev.obj.get("prompt").and_then(Value::as_str).map(str::len) }));
     write(&p.log, e)
 }
 

@@ -30,33 +30,23 @@ pub struct HookOutcome {
 /// it all.
 pub fn read_bounded(mut input: impl Read) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    input
-        .by_ref()
-        .take(MAX_INPUT_BYTES as u64 + 1)
-        .read_to_end(&mut buf)?;
+    input.by_ref().take(MAX_INPUT_BYTES as u64 + 1).read_to_end(&mut buf)?;
     Ok(buf)
 }
 
 /// Runs `work` on a worker thread and waits at most `deadline`. A panic becomes `on_panic()`, a
 /// timeout `on_timeout()`.
-pub fn run_with_deadline<W, P, T>(
-    deadline: Duration,
-    work: W,
-    on_panic: P,
-    on_timeout: T,
-) -> HookOutcome
+pub fn run_with_deadline<W, P, T>(deadline: Duration, work: W, on_panic: P, on_timeout: T) -> HookOutcome
 where
     W: FnOnce() -> HookOutcome + Send + 'static,
     P: FnOnce() -> HookOutcome,
     T: FnOnce() -> HookOutcome,
 {
     let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name("loopguard-hook".into())
-        .spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let _ = tx.send(result);
-        });
+    let spawned = std::thread::Builder::new().name("loopguard-hook".into()).spawn(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+        let _ = tx.send(result);
+    });
     if spawned.is_err() {
         return on_panic();
     }
@@ -72,11 +62,7 @@ mod tests {
     use super::*;
 
     fn outcome(tag: &str) -> HookOutcome {
-        HookOutcome {
-            stdout: tag.into(),
-            stderr: String::new(),
-            exit: 0,
-        }
+        HookOutcome { stdout: tag.into(), stderr: String::new(), exit: 0 }
     }
 
     #[test]
@@ -106,12 +92,8 @@ mod tests {
 
     #[test]
     fn a_prompt_worker_answers() {
-        let o = run_with_deadline(
-            Duration::from_secs(5),
-            || outcome("done"),
-            || outcome("panic"),
-            || outcome("timeout"),
-        );
+        let o =
+            run_with_deadline(Duration::from_secs(5), || outcome("done"), || outcome("panic"), || outcome("timeout"));
         assert_eq!(o.stdout, "done");
     }
 

@@ -23,12 +23,7 @@ impl Sandbox {
         let state = root.path().join("state");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(ws.join(".git")).unwrap();
-        Sandbox {
-            root,
-            home,
-            state,
-            ws,
-        }
+        Sandbox { root, home, state, ws }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -67,12 +62,7 @@ impl Sandbox {
     }
 
     fn feed(&self, mut command: Command, input: &[u8]) -> Output {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         // The hook may stop reading early (oversized input): a broken pipe is expected then.
         let _ = stdin.write_all(input);
@@ -119,9 +109,7 @@ impl Sandbox {
 }
 
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
 }
 
 /// The `hookSpecificOutput` of a PreToolUse answer, or `None` for an empty (allow) answer.

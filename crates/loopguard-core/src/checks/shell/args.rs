@@ -31,10 +31,7 @@ pub struct Spec<'s> {
 }
 
 /// No option takes a value.
-pub const PLAIN: Spec<'static> = Spec {
-    short: "",
-    long: &[],
-};
+pub const PLAIN: Spec<'static> = Spec { short: "", long: &[] };
 
 /// Parses `args` by `spec`.
 pub fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
@@ -78,16 +75,10 @@ pub fn parse<'a>(args: &'a [Word], spec: Spec<'_>) -> Parsed<'a> {
                 } else {
                     Some(rest)
                 };
-                p.opts.push(Opt {
-                    name: format!("-{c}"),
-                    value,
-                });
+                p.opts.push(Opt { name: format!("-{c}"), value });
                 break;
             }
-            p.opts.push(Opt {
-                name: format!("-{c}"),
-                value: None,
-            });
+            p.opts.push(Opt { name: format!("-{c}"), value: None });
         }
     }
     p
@@ -101,10 +92,7 @@ impl Parsed<'_> {
 
     /// Values of the named options, in order.
     pub fn values<'s>(&'s self, names: &'s [&'s str]) -> impl Iterator<Item = &'s str> + 's {
-        self.opts
-            .iter()
-            .filter(move |o| names.contains(&o.name.as_str()))
-            .filter_map(|o| o.value.as_deref())
+        self.opts.iter().filter(move |o| names.contains(&o.name.as_str())).filter_map(|o| o.value.as_deref())
     }
 }
 
@@ -113,55 +101,21 @@ mod tests {
     use super::*;
 
     fn words(s: &[&str]) -> Vec<Word> {
-        s.iter()
-            .map(|t| Word {
-                text: t.to_string(),
-                ..Word::default()
-            })
-            .collect()
+        s.iter().map(|t| Word { text: t.to_string(), ..Word::default() }).collect()
     }
 
     #[test]
     fn parses_short_long_and_attached_values() {
-        let w = words(&[
-            "-sSLo",
-            "out.txt",
-            "--header",
-            "H: v",
-            "--data=@f",
-            "-C",
-            "dir",
-            "url",
-            "--",
-            "-x",
-        ]);
-        let p = parse(
-            &w,
-            Spec {
-                short: "oC",
-                long: &["--header"],
-            },
-        );
+        let w = words(&["-sSLo", "out.txt", "--header", "H: v", "--data=@f", "-C", "dir", "url", "--", "-x"]);
+        let p = parse(&w, Spec { short: "oC", long: &["--header"] });
         assert!(p.has(&["-s"]) && p.has(&["-L"]));
         assert_eq!(p.values(&["-o"]).collect::<Vec<_>>(), ["out.txt"]);
         assert_eq!(p.values(&["--header"]).collect::<Vec<_>>(), ["H: v"]);
         assert_eq!(p.values(&["--data"]).collect::<Vec<_>>(), ["@f"]);
         assert_eq!(p.values(&["-C"]).collect::<Vec<_>>(), ["dir"]);
-        assert_eq!(
-            p.operands
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>(),
-            ["url", "-x"]
-        );
+        assert_eq!(p.operands.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(), ["url", "-x"]);
         let w2 = words(&["-ofile"]);
-        let q = parse(
-            &w2,
-            Spec {
-                short: "o",
-                long: &[],
-            },
-        );
+        let q = parse(&w2, Spec { short: "o", long: &[] });
         assert_eq!(q.values(&["-o"]).collect::<Vec<_>>(), ["file"]);
     }
 }

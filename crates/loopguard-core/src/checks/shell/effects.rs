@@ -70,46 +70,22 @@ impl Default for Effects {
 
 impl Effects {
     pub(crate) fn op(&mut self, code: &'static str, risk: RiskLevel, message: impl Into<String>) {
-        self.ops.push(DestructiveOperation {
-            code,
-            risk,
-            message: message.into(),
-        });
+        self.ops.push(DestructiveOperation { code, risk, message: message.into() });
     }
     pub(crate) fn write(&mut self, w: &super::Word) {
-        self.writes.push(Target {
-            path: w.text.clone(),
-            dynamic: w.dynamic,
-            broad: None,
-        });
+        self.writes.push(Target { path: w.text.clone(), dynamic: w.dynamic, broad: None });
     }
     pub(crate) fn write_text(&mut self, p: &str) {
-        self.writes.push(Target {
-            path: p.to_string(),
-            dynamic: false,
-            broad: None,
-        });
+        self.writes.push(Target { path: p.to_string(), dynamic: false, broad: None });
     }
     pub(crate) fn read(&mut self, w: &super::Word) {
-        self.reads.push(Target {
-            path: w.text.clone(),
-            dynamic: w.dynamic,
-            broad: None,
-        });
+        self.reads.push(Target { path: w.text.clone(), dynamic: w.dynamic, broad: None });
     }
     pub(crate) fn read_text(&mut self, p: &str) {
-        self.reads.push(Target {
-            path: p.to_string(),
-            dynamic: false,
-            broad: None,
-        });
+        self.reads.push(Target { path: p.to_string(), dynamic: false, broad: None });
     }
     pub(crate) fn delete(&mut self, w: &super::Word, broad: Option<&'static str>) {
-        self.deletes.push(Target {
-            path: w.text.clone(),
-            dynamic: w.dynamic,
-            broad,
-        });
+        self.deletes.push(Target { path: w.text.clone(), dynamic: w.dynamic, broad });
     }
 }
 
@@ -237,26 +213,12 @@ const OBSERVE: &[&str] = &[
 ];
 
 /// Programs that fetch from the network.
-pub const FETCHERS: &[&str] = &[
-    "curl",
-    "wget",
-    "fetch",
-    "http",
-    "https",
-    "aria2c",
-    "lwp-request",
-    "GET",
-    "nc",
-    "ncat",
-    "netcat",
-    "socat",
-];
+pub const FETCHERS: &[&str] =
+    &["curl", "wget", "fetch", "http", "https", "aria2c", "lwp-request", "GET", "nc", "ncat", "netcat", "socat"];
 
 /// Interpreters that take inline code.
-const INTERPRETERS: &[&str] = &[
-    "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "bun", "deno", "lua",
-    "Rscript",
-];
+const INTERPRETERS: &[&str] =
+    &["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "bun", "deno", "lua", "Rscript"];
 
 /// Whether a head is a decoder whose output could be hidden code.
 pub fn is_decoder(h: &Head) -> bool {
@@ -271,15 +233,10 @@ pub fn is_decoder(h: &Head) -> bool {
     match h.program.as_str() {
         "base64" | "base32" | "basenc" => has(&["-d", "--decode", "-D"]),
         "xxd" => has(&["-r", "--revert"]),
-        "openssl" => {
-            has(&["-d", "-base64", "-a"]) && h.args.iter().any(|a| a == "enc" || a == "base64")
-        }
+        "openssl" => has(&["-d", "-base64", "-a"]) && h.args.iter().any(|a| a == "enc" || a == "base64"),
         "uudecode" | "gunzip" | "zcat" | "xzcat" | "bzcat" | "zstdcat" | "rev" => true,
         "gzip" | "xz" | "bzip2" | "zstd" => has(&["-d", "--decompress"]),
-        "printf" => h
-            .args
-            .first()
-            .is_some_and(|f| f.contains("\\x") || f.contains("\\0")),
+        "printf" => h.args.first().is_some_and(|f| f.contains("\\x") || f.contains("\\0")),
         "echo" => h.args.iter().any(|a| a == "-e") && h.args.iter().any(|a| a.contains("\\x")),
         _ => false,
     }
@@ -301,8 +258,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         "" => e.level = AutonomyLevel::Observe,
         "rm" | "unlink" => {
             let a = parse(&c.args, PLAIN);
-            let broad = (a.has(&["-r", "-R", "--recursive", "-f", "--force"]) || p == "unlink")
-                .then_some("rm");
+            let broad = (a.has(&["-r", "-R", "--recursive", "-f", "--force"]) || p == "unlink").then_some("rm");
             for w in &a.operands {
                 e.delete(w, broad);
             }
@@ -313,13 +269,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         "shred" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "nsx",
-                    long: &["--iterations", "--size", "--random-source"],
-                },
-            );
+            let a = parse(&c.args, Spec { short: "nsx", long: &["--iterations", "--size", "--random-source"] });
             for w in &a.operands {
                 e.write(w);
                 if a.has(&["-u", "--remove"]) {
@@ -334,13 +284,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         "touch" | "mkdir" | "truncate" | "mkfifo" | "mknod" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "mrdtsAB",
-                    long: &["--mode", "--reference", "--date", "--size"],
-                },
-            );
+            let a = parse(&c.args, Spec { short: "mrdtsAB", long: &["--mode", "--reference", "--date", "--size"] });
             for w in &a.operands {
                 e.write(w);
             }
@@ -348,19 +292,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         "dd" => {
             for w in &c.args {
                 if let Some(of) = w.text.strip_prefix("of=") {
-                    e.writes.push(Target {
-                        path: of.to_string(),
-                        dynamic: w.dynamic,
-                        broad: None,
-                    });
-                    if of.starts_with("/dev/")
-                        && !matches!(of, "/dev/null" | "/dev/stdout" | "/dev/stderr")
-                    {
-                        e.op(
-                            DESTRUCTIVE_DD_DEVICE,
-                            RiskLevel::Critical,
-                            format!("`dd of={of}` overwrites a device."),
-                        );
+                    e.writes.push(Target { path: of.to_string(), dynamic: w.dynamic, broad: None });
+                    if of.starts_with("/dev/") && !matches!(of, "/dev/null" | "/dev/stdout" | "/dev/stderr") {
+                        e.op(DESTRUCTIVE_DD_DEVICE, RiskLevel::Critical, format!("`dd of={of}` overwrites a device."));
                     }
                 } else if let Some(i) = w.text.strip_prefix("if=") {
                     e.read_text(i);
@@ -368,13 +302,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         "chmod" | "chown" | "chgrp" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "",
-                    long: &["--reference"],
-                },
-            );
+            let a = parse(&c.args, Spec { short: "", long: &["--reference"] });
             let recursive = a.has(&["-R", "--recursive"]);
             for w in a.operands.iter().skip(1) {
                 e.writes.push(Target {
@@ -385,19 +313,10 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         "sed" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "efl",
-                    long: &["--expression", "--file", "--line-length"],
-                },
-            );
+            let a = parse(&c.args, Spec { short: "efl", long: &["--expression", "--file", "--line-length"] });
             let script_given = a.has(&["-e", "--expression", "-f", "--file"]);
             let files = a.operands.iter().skip(usize::from(!script_given));
-            if a.opts
-                .iter()
-                .any(|o| o.name == "-i" || o.name.starts_with("--in-place"))
-            {
+            if a.opts.iter().any(|o| o.name == "-i" || o.name.starts_with("--in-place")) {
                 e.level = AutonomyLevel::Implement;
                 for w in files {
                     e.write(w);
@@ -408,15 +327,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
                 }
             }
         }
-        "cat" | "head" | "tail" | "less" | "more" | "xxd" | "base64" | "strings" | "od"
-        | "hexdump" | "bat" | "nl" | "tac" | "wc" | "md5sum" | "sha256sum" | "sha1sum" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "nc",
-                    long: &["--lines", "--bytes"],
-                },
-            );
+        "cat" | "head" | "tail" | "less" | "more" | "xxd" | "base64" | "strings" | "od" | "hexdump" | "bat" | "nl"
+        | "tac" | "wc" | "md5sum" | "sha256sum" | "sha1sum" => {
+            let a = parse(&c.args, Spec { short: "nc", long: &["--lines", "--bytes"] });
             for w in &a.operands {
                 e.read(w);
             }
@@ -424,10 +337,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         "grep" | "egrep" | "fgrep" | "rg" => {
             let a = parse(
                 &c.args,
-                Spec {
-                    short: "efmABCg",
-                    long: &["--regexp", "--file", "--max-count", "--glob", "--type"],
-                },
+                Spec { short: "efmABCg", long: &["--regexp", "--file", "--max-count", "--glob", "--type"] },
             );
             let pattern_given = a.has(&["-e", "--regexp", "-f", "--file"]);
             for w in a.operands.iter().skip(usize::from(!pattern_given)) {
@@ -443,21 +353,40 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
             if texts.contains(&"-delete") {
                 e.level = AutonomyLevel::Implement;
-                if roots.is_empty() {
-                    e.deletes.push(Target {
-                        path: ".".into(),
-                        dynamic: false,
-                        broad: Some(DESTRUCTIVE_FIND_DELETE),
-                    });
-                }
-                for r in &roots {
-                    e.delete(r, Some(DESTRUCTIVE_FIND_DELETE));
+                // With predicates, what goes is some paths below each root; without, everything.
+                let filtered = texts.iter().any(|t| {
+                    matches!(
+                        *t,
+                        "-name"
+                            | "-iname"
+                            | "-path"
+                            | "-ipath"
+                            | "-regex"
+                            | "-iregex"
+                            | "-type"
+                            | "-newer"
+                            | "-mtime"
+                            | "-mmin"
+                            | "-atime"
+                            | "-size"
+                            | "-empty"
+                            | "-user"
+                            | "-perm"
+                            | "-wholename"
+                            | "-lname"
+                    )
+                });
+                let roots: Vec<(String, bool)> = if roots.is_empty() {
+                    vec![(".".into(), false)]
+                } else {
+                    roots.iter().map(|r| (r.text.clone(), r.dynamic)).collect()
+                };
+                for (r, dynamic) in roots {
+                    let path = if filtered { format!("{}/…", r.trim_end_matches('/')) } else { r };
+                    e.deletes.push(Target { path, dynamic, broad: Some(DESTRUCTIVE_FIND_DELETE) });
                 }
             }
-            if texts
-                .iter()
-                .any(|t| matches!(*t, "-exec" | "-execdir" | "-ok" | "-okdir"))
-            {
+            if texts.iter().any(|t| matches!(*t, "-exec" | "-execdir" | "-ok" | "-okdir")) {
                 e.level = AutonomyLevel::Implement;
             }
             for (i, t) in texts.iter().enumerate() {
@@ -470,13 +399,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         }
         "tar" | "bsdtar" => tar(c, &mut e),
         "unzip" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "dx",
-                    long: &[],
-                },
-            );
+            let a = parse(&c.args, Spec { short: "dx", long: &[] });
             match a.values(&["-d"]).next() {
                 Some(d) => e.write_text(d),
                 None if !a.has(&["-l", "-t", "-p", "-Z"]) => e.write_text("."),
@@ -484,17 +407,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         "patch" => {
-            let a = parse(
-                &c.args,
-                Spec {
-                    short: "dioprBDFVYz",
-                    long: &["--directory", "--input", "--output", "--strip"],
-                },
-            );
-            match (
-                a.values(&["-o", "--output"]).next(),
-                a.values(&["-d", "--directory"]).next(),
-            ) {
+            let a =
+                parse(&c.args, Spec { short: "dioprBDFVYz", long: &["--directory", "--input", "--output", "--strip"] });
+            match (a.values(&["-o", "--output"]).next(), a.values(&["-d", "--directory"]).next()) {
                 (Some(o), _) => e.write_text(o),
                 (None, Some(d)) => e.write_text(d),
                 (None, None) => e.write_text(a.operands.first().map_or(".", |w| w.text.as_str())),
@@ -502,8 +417,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         }
         "rsync" => rsync(c, &mut e),
         "git" => super::effects_git::git(c, &mut e, current_branch),
-        "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp"
-        | "telnet" | "ftp" => super::effects_net::net(c, &mut e),
+        "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "telnet" | "ftp" => {
+            super::effects_net::net(c, &mut e)
+        }
         "env" | "printenv" | "echo" | "printf" => secret_vars(c, &mut e),
         _ if is_interpreter(p) => interpreter(c, &mut e),
         _ => super::effects_ops::ops(c, &mut e),
@@ -514,22 +430,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
 fn copy_like(c: &Command, p: &str, e: &mut Effects) {
     let a = parse(
         &c.args,
-        Spec {
-            short: "tSmogb",
-            long: &[
-                "--target-directory",
-                "--suffix",
-                "--mode",
-                "--owner",
-                "--group",
-                "--backup",
-            ],
-        },
+        Spec { short: "tSmogb", long: &["--target-directory", "--suffix", "--mode", "--owner", "--group", "--backup"] },
     );
-    let target = a
-        .values(&["-t", "--target-directory"])
-        .next()
-        .map(str::to_string);
+    let target = a.values(&["-t", "--target-directory"]).next().map(str::to_string);
     let (sources, dest): (Vec<&&super::Word>, Option<String>) = match target {
         Some(t) => (a.operands.iter().collect(), Some(t)),
         None if p == "install" && a.has(&["-d", "--directory"]) => {
@@ -539,23 +442,14 @@ fn copy_like(c: &Command, p: &str, e: &mut Effects) {
             return;
         }
         None => match a.operands.split_last() {
-            Some((last, rest)) if !rest.is_empty() => {
-                (rest.iter().collect(), Some(last.text.clone()))
-            }
-            Some((last, _)) if p == "ln" => (
-                vec![],
-                Some(last.text.rsplit('/').next().unwrap_or(".").to_string()),
-            ),
+            Some((last, rest)) if !rest.is_empty() => (rest.iter().collect(), Some(last.text.clone())),
+            Some((last, _)) if p == "ln" => (vec![], Some(last.text.rsplit('/').next().unwrap_or(".").to_string())),
             _ => (Vec::new(), None),
         },
     };
     let dest_dynamic = a.operands.last().is_some_and(|w| w.dynamic);
     if let Some(d) = dest {
-        e.writes.push(Target {
-            path: d,
-            dynamic: dest_dynamic,
-            broad: None,
-        });
+        e.writes.push(Target { path: d, dynamic: dest_dynamic, broad: None });
     }
     for s in sources {
         if p == "mv" {
@@ -572,33 +466,27 @@ fn tar(c: &Command, e: &mut Effects) {
     let bundle = !first.starts_with('-') && first.chars().all(|ch| ch.is_ascii_alphabetic());
     let letters = |ch: char| {
         (bundle && first.contains(ch))
-            || c.args.iter().any(|w| {
-                w.text.starts_with('-') && !w.text.starts_with("--") && w.text[1..].contains(ch)
-            })
+            || c.args.iter().any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text[1..].contains(ch))
     };
     let long = |name: &str| c.args.iter().any(|w| w.text == name);
+    // `-f F`, `--file F`, and short bundles ending in f (`-czf F`).
     let value_after = |flag: &[&str]| {
+        let bundled_f =
+            |t: &str| flag.contains(&"-f") && t.starts_with('-') && !t.starts_with("--") && t.ends_with('f');
         c.args
             .iter()
-            .position(|w| flag.contains(&w.text.as_str()))
+            .position(|w| flag.contains(&w.text.as_str()) || bundled_f(&w.text))
             .and_then(|i| c.args.get(i + 1))
             .map(|w| w.text.clone())
     };
-    let dir = value_after(&["-C", "--directory"]).or_else(|| {
-        c.args
-            .iter()
-            .find_map(|w| w.text.strip_prefix("--directory=").map(String::from))
-    });
+    let dir = value_after(&["-C", "--directory"])
+        .or_else(|| c.args.iter().find_map(|w| w.text.strip_prefix("--directory=").map(String::from)));
     if letters('x') || long("--extract") || long("--get") {
         e.write_text(dir.as_deref().unwrap_or("."));
     } else if letters('c') || letters('r') || letters('u') || long("--create") || long("--append") {
         let file = value_after(&["-f", "--file"]).or_else(|| {
             // `tar czf out.tgz …`: the bundle's f takes the next word.
-            if bundle && first.contains('f') {
-                c.args.get(1).map(|w| w.text.clone())
-            } else {
-                None
-            }
+            if bundle && first.contains('f') { c.args.get(1).map(|w| w.text.clone()) } else { None }
         });
         // Everything else that is not an option (or an option's value) goes into the archive.
         let skip_first = usize::from(bundle) + usize::from(bundle && first.contains('f'));
@@ -608,10 +496,7 @@ fn tar(c: &Command, e: &mut Effects) {
                 skip_next = false;
                 continue;
             }
-            if matches!(
-                w.text.as_str(),
-                "-f" | "--file" | "-C" | "--directory" | "-T" | "-X" | "--exclude"
-            ) {
+            if matches!(w.text.as_str(), "-f" | "--file" | "-C" | "--directory" | "-T" | "-X" | "--exclude") {
                 skip_next = true;
             } else if !w.text.starts_with('-') && Some(&w.text) != file.as_ref() {
                 e.read(w);
@@ -630,15 +515,7 @@ fn rsync(c: &Command, e: &mut Effects) {
         &c.args,
         Spec {
             short: "e",
-            long: &[
-                "--rsh",
-                "--exclude",
-                "--include",
-                "--filter",
-                "--chmod",
-                "--chown",
-                "--rsync-path",
-            ],
+            long: &["--rsh", "--exclude", "--include", "--filter", "--chmod", "--chown", "--rsync-path"],
         },
     );
     let ops = a.operands.clone();
@@ -654,10 +531,7 @@ fn rsync(c: &Command, e: &mut Effects) {
             e.network.push(dest.text.clone());
         } else {
             e.write(dest);
-            if a.opts
-                .iter()
-                .any(|o| o.name.starts_with("--delete") || o.name == "--remove-source-files")
-            {
+            if a.opts.iter().any(|o| o.name.starts_with("--delete") || o.name == "--remove-source-files") {
                 e.delete(dest, Some(DESTRUCTIVE_RSYNC_DELETE));
             }
         }
@@ -668,46 +542,21 @@ fn rsync(c: &Command, e: &mut Effects) {
 fn secret_vars(c: &Command, e: &mut Effects) {
     let secret_name = |n: &str| {
         let u = n.to_ascii_uppercase();
-        [
-            "KEY",
-            "SECRET",
-            "TOKEN",
-            "PASSWORD",
-            "PASSWD",
-            "CREDENTIAL",
-            "PRIVATE",
-            "AUTH",
-            "COOKIE",
-            "SESSION",
-        ]
-        .iter()
-        .any(|k| u.contains(k))
+        ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "COOKIE", "SESSION"]
+            .iter()
+            .any(|k| u.contains(k))
             && !matches!(u.as_str(), "SSH_AUTH_SOCK" | "KEYBOARD" | "GPG_AGENT_INFO")
     };
     for w in &c.args {
-        let named = if c.program == "printenv" {
-            Some(w.text.as_str())
-        } else {
-            None
-        };
+        let named = if c.program == "printenv" { Some(w.text.as_str()) } else { None };
         let referenced = w.text.split('$').skip(1).map(|r| {
-            r.trim_start_matches('{')
-                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
-                .next()
-                .unwrap_or("")
+            r.trim_start_matches('{').split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).next().unwrap_or("")
         });
-        if named
-            .into_iter()
-            .chain(referenced)
-            .any(|n| !n.is_empty() && secret_name(n))
-        {
+        if named.into_iter().chain(referenced).any(|n| !n.is_empty() && secret_name(n)) {
             e.op(
                 CREDENTIAL_READ,
                 RiskLevel::High,
-                format!(
-                    "`{} {}` prints a secret-looking variable into the agent's context.",
-                    c.program, w.text
-                ),
+                format!("`{} {}` prints a secret-looking variable into the agent's context.", c.program, w.text),
             );
         }
     }
@@ -743,11 +592,7 @@ pub fn interpreter_reads_stdin(c: &Command) -> bool {
         None => !c.args.iter().any(|a| a.text == "-m"),
         Some(i) => {
             c.args.get(i).is_some_and(|w| w.text == "-")
-                && !c
-                    .args
-                    .iter()
-                    .take(i)
-                    .any(|a| takes_code(&a.text, inline_flags(&c.program)))
+                && !c.args.iter().take(i).any(|a| takes_code(&a.text, inline_flags(&c.program)))
         }
     }
 }
@@ -780,16 +625,9 @@ fn interpreter(c: &Command, e: &mut Effects) {
     let code = c.args.iter().position(|w| takes_code(&w.text, flags));
     // `perl -pi -e CODE files…`: edits the files in place.
     let in_place = p == "perl"
-        && c.args.iter().any(|w| {
-            w.text.starts_with('-') && !w.text.starts_with("--") && w.text[1..].contains('i')
-        });
+        && c.args.iter().any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text[1..].contains('i'));
     if in_place && let Some(i) = code {
-        for w in c
-            .args
-            .iter()
-            .skip(i + 2)
-            .filter(|w| !w.text.starts_with('-'))
-        {
+        for w in c.args.iter().skip(i + 2).filter(|w| !w.text.starts_with('-')) {
             e.write(w);
         }
     }

@@ -7,16 +7,8 @@ use crate::reasons::*;
 use crate::{AutonomyLevel, RiskLevel};
 
 /// Branches whose update is a merge-level act.
-pub const PROTECTED_BRANCHES: &[&str] = &[
-    "main",
-    "master",
-    "trunk",
-    "production",
-    "prod",
-    "stable",
-    "release",
-    "develop",
-];
+pub const PROTECTED_BRANCHES: &[&str] =
+    &["main", "master", "trunk", "production", "prod", "stable", "release", "develop"];
 
 /// Whether a branch name is protected (`release/*` and `hotfix/*` too).
 pub fn is_protected(branch: &str) -> bool {
@@ -25,16 +17,11 @@ pub fn is_protected(branch: &str) -> bool {
 }
 
 fn short_flag(args: &[String], letter: char) -> bool {
-    args.iter()
-        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
+    args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letter))
 }
 
 fn has(args: &[String], names: &[&str]) -> bool {
-    args.iter().any(|a| {
-        names
-            .iter()
-            .any(|n| a == n || (n.starts_with("--") && a.starts_with(&format!("{n}="))))
-    })
+    args.iter().any(|a| names.iter().any(|n| a == n || (n.starts_with("--") && a.starts_with(&format!("{n}=")))))
 }
 
 /// Effects of a git command line.
@@ -45,21 +32,14 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
     };
     let observe = |e: &mut Effects| e.level = AutonomyLevel::Observe;
     match sub {
-        "status" | "log" | "diff" | "show" | "blame" | "rev-parse" | "ls-files" | "ls-tree"
-        | "describe" | "shortlog" | "grep" | "cat-file" | "rev-list" | "merge-base"
-        | "name-rev" | "whatchanged" | "count-objects" | "help" | "version" | "check-ignore"
-        | "for-each-ref" | "show-ref" | "var" | "range-diff" | "cherry" => observe(e),
-        "config"
-            if has(
-                &rest,
-                &["--get", "--get-all", "--list", "-l", "--get-regexp"],
-            ) || rest.len() <= 1 =>
-        {
+        "status" | "log" | "diff" | "show" | "blame" | "rev-parse" | "ls-files" | "ls-tree" | "describe"
+        | "shortlog" | "grep" | "cat-file" | "rev-list" | "merge-base" | "name-rev" | "whatchanged"
+        | "count-objects" | "help" | "version" | "check-ignore" | "for-each-ref" | "show-ref" | "var"
+        | "range-diff" | "cherry" => observe(e),
+        "config" if has(&rest, &["--get", "--get-all", "--list", "-l", "--get-regexp"]) || rest.len() <= 1 => {
             observe(e)
         }
-        "remote" if rest.is_empty() || has(&rest, &["-v", "--verbose", "show", "get-url"]) => {
-            observe(e)
-        }
+        "remote" if rest.is_empty() || has(&rest, &["-v", "--verbose", "show", "get-url"]) => observe(e),
         "branch" => {
             let deleting = has(&rest, &["--delete", "-D"])
                 || short_flag(&rest, 'D')
@@ -74,21 +54,21 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
                 observe(e);
             }
         }
-        "tag" if rest.is_empty() || has(&rest, &["-l", "--list", "--contains", "--points-at"]) => {
-            observe(e)
-        }
+        "tag" if rest.is_empty() || has(&rest, &["-l", "--list", "--contains", "--points-at"]) => observe(e),
         "stash" => match rest.first().map(String::as_str) {
             Some("list" | "show") => observe(e),
-            Some("drop" | "clear") => e.op(
-                DESTRUCTIVE_GIT_STASH_DROP,
-                RiskLevel::High,
-                "`git stash drop`/`clear` throws stashed work away.",
-            ),
+            Some("drop" | "clear") => {
+                e.op(DESTRUCTIVE_GIT_STASH_DROP, RiskLevel::High, "`git stash drop`/`clear` throws stashed work away.")
+            }
             _ => {}
         },
         "reflog" => {
             if rest.first().is_some_and(|a| a == "expire" || a == "delete") {
-                e.op(DESTRUCTIVE_GIT_HISTORY_REWRITE, RiskLevel::Critical, "`git reflog expire`/`delete` removes the record that lets lost commits be recovered.");
+                e.op(
+                    DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                    RiskLevel::Critical,
+                    "`git reflog expire`/`delete` removes the record that lets lost commits be recovered.",
+                );
             } else {
                 observe(e);
             }
@@ -117,7 +97,11 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
                 || rest.iter().any(|a| a == "-p" || a == "--patch")
                 || short_flag(&rest, 'f');
             if discards && !rest.iter().any(|a| a == "-b" || a == "-B") {
-                e.op(DESTRUCTIVE_GIT_DISCARD, RiskLevel::High, "`git checkout -- <paths>` / `checkout .` / `checkout -f` discards uncommitted changes.");
+                e.op(
+                    DESTRUCTIVE_GIT_DISCARD,
+                    RiskLevel::High,
+                    "`git checkout -- <paths>` / `checkout .` / `checkout -f` discards uncommitted changes.",
+                );
             }
         }
         "restore" => {
@@ -144,9 +128,9 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
                 format!("`git {sub}` rewrites the repository's whole history."),
             );
         }
-        "gc" if rest.iter().any(|a| {
-            a.starts_with("--prune=now") || a == "--prune=all" || a.starts_with("--prune=0")
-        }) =>
+        "gc" if rest
+            .iter()
+            .any(|a| a.starts_with("--prune=now") || a == "--prune=all" || a.starts_with("--prune=0")) =>
         {
             e.op(
                 DESTRUCTIVE_GIT_HISTORY_REWRITE,
@@ -155,11 +139,7 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
             );
         }
         "update-ref" if has(&rest, &["-d", "--stdin"]) => {
-            e.op(
-                DESTRUCTIVE_GIT_HISTORY_REWRITE,
-                RiskLevel::Critical,
-                "`git update-ref -d` deletes a ref directly.",
-            );
+            e.op(DESTRUCTIVE_GIT_HISTORY_REWRITE, RiskLevel::Critical, "`git update-ref -d` deletes a ref directly.");
         }
         "merge" | "pull" => {
             if current_branch().is_some_and(|b| is_protected(&b)) {
@@ -200,7 +180,11 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
             || (a.starts_with('+') && a.len() > 1)
     });
     if force {
-        e.op(DESTRUCTIVE_GIT_PUSH_FORCE, RiskLevel::Critical, "`git push` with force (or a +refspec, --mirror or --prune) overwrites history on the remote.");
+        e.op(
+            DESTRUCTIVE_GIT_PUSH_FORCE,
+            RiskLevel::Critical,
+            "`git push` with force (or a +refspec, or --mirror) overwrites history on the remote.",
+        );
     }
     let operands: Vec<&String> = {
         let mut v = Vec::new();
@@ -210,10 +194,7 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
                 skip = false;
                 continue;
             }
-            if matches!(
-                a.as_str(),
-                "-o" | "--push-option" | "--repo" | "--receive-pack" | "--exec"
-            ) {
+            if matches!(a.as_str(), "-o" | "--push-option" | "--repo" | "--receive-pack" | "--exec") {
                 skip = true;
                 continue;
             }
@@ -224,9 +205,7 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
         v
     };
     let refspecs: Vec<&String> = operands.iter().skip(1).copied().collect();
-    let deletes = rest
-        .iter()
-        .any(|a| a == "--delete" || a == "-d" || a == "--prune")
+    let deletes = rest.iter().any(|a| a == "--delete" || a == "-d" || a == "--prune")
         || refspecs.iter().any(|r| r.starts_with(':') && r.len() > 1);
     if deletes {
         e.op(
@@ -236,29 +215,16 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
         );
     }
     let tags = rest.iter().any(|a| a == "--tags" || a == "--follow-tags")
-        || refspecs
-            .iter()
-            .any(|r| r.contains("refs/tags/") || is_version_tag(r));
+        || refspecs.iter().any(|r| r.contains("refs/tags/") || is_version_tag(r));
     if tags {
         e.level = e.level.max(AutonomyLevel::Release);
     }
     let targets: Vec<String> = if refspecs.is_empty() {
         current_branch().into_iter().collect()
     } else {
-        refspecs
-            .iter()
-            .map(|r| {
-                r.trim_start_matches('+')
-                    .rsplit(':')
-                    .next()
-                    .unwrap_or(r)
-                    .to_string()
-            })
-            .collect()
+        refspecs.iter().map(|r| r.trim_start_matches('+').rsplit(':').next().unwrap_or(r).to_string()).collect()
     };
-    let head_target = refspecs
-        .iter()
-        .any(|r| r.trim_start_matches('+').split(':').next_back() == Some("HEAD"));
+    let head_target = refspecs.iter().any(|r| r.trim_start_matches('+').split(':').next_back() == Some("HEAD"));
     let mut protected = targets.iter().any(|t| is_protected(t));
     if head_target {
         protected |= current_branch().is_some_and(|b| is_protected(&b));
@@ -277,7 +243,6 @@ fn is_version_tag(r: &str) -> bool {
     let t = t.strip_prefix('v').unwrap_or(t);
     !t.is_empty()
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c.is_ascii_alphanumeric())
+        && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c.is_ascii_alphanumeric())
         && t.contains('.')
 }

@@ -25,11 +25,7 @@ fn upload(e: &mut Effects, file: &str, how: &str) {
         return;
     }
     e.read_text(file);
-    e.op(
-        EXFIL_UPLOAD,
-        RiskLevel::High,
-        format!("{how} uploads the file `{file}` to a remote host."),
-    );
+    e.op(EXFIL_UPLOAD, RiskLevel::High, format!("{how} uploads the file `{file}` to a remote host."));
 }
 
 fn curl(c: &Command, e: &mut Effects) {
@@ -79,11 +75,7 @@ fn curl(c: &Command, e: &mut Effects) {
             "-d" | "--data" | "--data-binary" | "--data-ascii" | "--data-urlencode" | "--json"
                 if v.starts_with('@') || v.contains("=@") =>
             {
-                upload(
-                    e,
-                    v.rsplit_once("=@").map_or(v, |(_, f)| f),
-                    "curl --data @file",
-                )
+                upload(e, v.rsplit_once("=@").map_or(v, |(_, f)| f), "curl --data @file")
             }
             "-F" | "--form" => {
                 if let Some((_, f)) = v.split_once("=@").or_else(|| v.split_once("=<")) {
@@ -131,11 +123,7 @@ fn wget(c: &Command, e: &mut Effects) {
     match a.values(&["-O", "--output-document"]).next() {
         Some("-") => e.level = AutonomyLevel::Observe,
         Some(f) => e.write_text(f),
-        None => e.write_text(
-            a.values(&["-P", "--directory-prefix"])
-                .next()
-                .unwrap_or("."),
-        ),
+        None => e.write_text(a.values(&["-P", "--directory-prefix"]).next().unwrap_or(".")),
     }
     for f in a.values(&["--post-file", "--body-file"]) {
         upload(e, f, "wget --post-file");
@@ -147,41 +135,23 @@ fn raw(c: &Command, e: &mut Effects) {
     let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
     let exec = texts.iter().any(|t| {
         matches!(*t, "-e" | "-c" | "--exec" | "--sh-exec" | "--lua-exec")
-            || (t.starts_with('-')
-                && !t.starts_with("--")
-                && t.len() > 2
-                && (t.ends_with('e') || t.ends_with('c')))
+            || (t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && (t.ends_with('e') || t.ends_with('c')))
     }) || (c.program == "socat"
-        && texts.iter().any(|t| {
-            t.to_ascii_uppercase().starts_with("EXEC:")
-                || t.to_ascii_uppercase().starts_with("SYSTEM:")
-        }));
+        && texts
+            .iter()
+            .any(|t| t.to_ascii_uppercase().starts_with("EXEC:") || t.to_ascii_uppercase().starts_with("SYSTEM:")));
     if exec {
         e.op(
             EXFIL_REVERSE_SHELL,
             RiskLevel::Critical,
-            format!(
-                "`{}` hands a shell or program to a network peer (a reverse or bind shell).",
-                c.program
-            ),
+            format!("`{}` hands a shell or program to a network peer (a reverse or bind shell).", c.program),
         );
     }
-    e.network.extend(
-        texts
-            .iter()
-            .filter(|t| !t.starts_with('-'))
-            .map(|t| t.to_string()),
-    );
+    e.network.extend(texts.iter().filter(|t| !t.starts_with('-')).map(|t| t.to_string()));
 }
 
 fn ssh(c: &Command, e: &mut Effects) {
-    let a = parse(
-        &c.args,
-        Spec {
-            short: "bcDEeFIiJLlmOopQRSWw",
-            long: &[],
-        },
-    );
+    let a = parse(&c.args, Spec { short: "bcDEeFIiJLlmOopQRSWw", long: &[] });
     let mut ops = a.operands.iter();
     if let Some(host) = ops.next() {
         e.network.push(host.text.clone());
@@ -197,31 +167,24 @@ fn ssh(c: &Command, e: &mut Effects) {
                 ),
             );
             e.remote_script = Some(remote.join(" "));
-        } else if c.stdin_text.is_some() || !c.stdin_from.is_empty() {
+        } else if c.stdin_text.is_some()
+            || !c.stdin_from.is_empty()
+            || c.redirects.iter().any(|r| r.kind == super::RedirectKind::Read)
+        {
             e.op(
                 SHELL_REMOTE_EXEC,
                 RiskLevel::High,
-                format!(
-                    "`ssh {}` runs a script fed on stdin on another machine.",
-                    host.text
-                ),
+                format!("`ssh {}` runs a script fed on stdin on another machine.", host.text),
             );
             e.remote_script = c.stdin_text.clone();
         }
     }
-    for f in a.values(&["-i", "-F"]) {
-        e.read_text(f);
-    }
+    // `-i key`: ssh uses the key to authenticate; it does not print it, so it is not a read
+    // into the agent's context.
 }
 
 fn scp(c: &Command, e: &mut Effects) {
-    let a = parse(
-        &c.args,
-        Spec {
-            short: "cFiJloPS",
-            long: &[],
-        },
-    );
+    let a = parse(&c.args, Spec { short: "cFiJloPS", long: &[] });
     if let Some((dest, srcs)) = a.operands.split_last() {
         let remote = |t: &str| t.contains(':') && !t.starts_with('/') && !t.starts_with('.');
         for s in srcs {

