@@ -168,6 +168,52 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
         "fetch" | "ls-remote" => e.network.push("git remote".into()),
         _ => {}
     }
+    repository_writes(c, sub, &rest, e);
+}
+
+/// What a git command writes on disk: the repository's `.git`, and for commands that rewrite
+/// the working tree, the work tree itself (which files exactly is only known to git).
+fn repository_writes(c: &Command, sub: &str, rest: &[String], e: &mut Effects) {
+    if e.level == AutonomyLevel::Observe || sub == "clone" {
+        return;
+    }
+    let base = c
+        .args
+        .iter()
+        .position(|w| w.text == "-C")
+        .and_then(|i| c.args.get(i + 1))
+        .map_or_else(|| ".".to_string(), |w| w.text.clone());
+    let join = |p: &str| if base == "." { p.to_string() } else { format!("{}/{p}", base.trim_end_matches('/')) };
+    match sub {
+        "init" => {
+            let dir = rest.iter().find(|a| !a.starts_with('-')).map_or_else(|| base.clone(), |d| join(d));
+            e.write_text(&dir);
+        }
+        "mv" => {
+            let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+            if let Some((dest, srcs)) = ops.split_last() {
+                for s in srcs {
+                    e.deletes.push(super::effects::Target { path: join(s), dynamic: false, broad: None });
+                }
+                e.write_text(&join(dest));
+            }
+            e.write_text(&join(".git"));
+        }
+        "rm" => {
+            for f in rest.iter().filter(|a| !a.starts_with('-')) {
+                if !rest.iter().any(|a| a == "--cached") {
+                    e.deletes.push(super::effects::Target { path: join(f), dynamic: false, broad: None });
+                }
+            }
+            e.write_text(&join(".git"));
+        }
+        "checkout" | "switch" | "restore" | "reset" | "stash" | "merge" | "pull" | "rebase" | "cherry-pick"
+        | "revert" | "apply" | "am" | "clean" | "worktree" | "submodule" | "sparse-checkout" | "bisect" => {
+            // The work tree changes in ways only git knows.
+            e.write_text(&base);
+        }
+        _ => e.write_text(&join(".git")),
+    }
 }
 
 fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<String>) {

@@ -35,6 +35,9 @@ pub struct ShellReport {
     pub findings: Vec<Finding>,
     /// The highest autonomy level any command in it needs.
     pub required: Option<AutonomyLevel>,
+    /// Every file the command line is predicted to create, change or delete (resolved; targets
+    /// known only at run time are not in it — they are findings instead).
+    pub predicted_writes: Vec<PathBuf>,
 }
 
 /// Whether a `[[commands]]` rule matches any command of a command line.
@@ -92,7 +95,9 @@ fn analyze_at(
         }
     };
     let mut a = Analysis {
-        cwd,
+        cwd: cwd.to_path_buf(),
+        cwd_known: true,
+        predicted: Vec::new(),
         ctx,
         paths,
         workspace: resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone()),
@@ -126,6 +131,7 @@ fn analyze_at(
     }
     report.findings = a.findings;
     report.required = Some(a.required);
+    report.predicted_writes = a.predicted;
     report
 }
 
@@ -181,7 +187,13 @@ enum Broad {
 }
 
 struct Analysis<'a> {
-    cwd: &'a Path,
+    /// The directory commands run in: follows `cd` through the command line. (Conservatively, a
+    /// `cd` inside a subshell is taken to last; that can only ask for more, never less.)
+    cwd: PathBuf,
+    /// False after a `cd` to a place known only at run time: relative targets are then unknown.
+    cwd_known: bool,
+    /// Resolved write and delete targets, for previews and for the differential test.
+    predicted: Vec<PathBuf>,
     ctx: &'a Context,
     paths: &'a PathValidator,
     workspace: PathBuf,
@@ -200,7 +212,7 @@ const NETWORK_TOOLS: &[&str] = &[
 
 impl Analysis<'_> {
     fn current_branch(&self) -> Option<String> {
-        self.branch.get_or_init(|| read_current_branch(self.cwd)).clone()
+        self.branch.get_or_init(|| read_current_branch(&self.cwd)).clone()
     }
 
     fn dynamic(&mut self, what: String, remedy: &str) {
@@ -213,7 +225,7 @@ impl Analysis<'_> {
         if let Some(parent) = raw.strip_suffix("/…") {
             return self.broad(if parent.is_empty() { "/" } else { parent }).filter(|b| *b != Broad::Workspace);
         }
-        let target = resolve(Path::new(strip_glob(raw)), self.cwd).ok()?;
+        let target = resolve(Path::new(strip_glob(raw)), &self.cwd).ok()?;
         if target == Path::new("/") {
             Some(Broad::Root)
         } else if self.home.as_deref().is_some_and(|h| h.starts_with(&target)) {
@@ -228,6 +240,9 @@ impl Analysis<'_> {
     }
 
     fn command(&mut self, c: &Command) {
+        if matches!(c.program.as_str(), "cd" | "pushd") {
+            self.change_dir(c);
+        }
         self.redirects(c);
         if c.dynamic_program {
             self.dynamic(
@@ -273,7 +288,7 @@ impl Analysis<'_> {
                         .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
                         .map(|r| r.target.text.as_str()),
                 )
-                .filter_map(|p| resolve(Path::new(p), self.cwd).ok())
+                .filter_map(|p| resolve(Path::new(p), &self.cwd).ok())
                 .collect();
             self.fetched.extend(written);
         }
@@ -288,22 +303,54 @@ impl Analysis<'_> {
         }
     }
 
+    /// `cd DIR`: later relative paths are relative to DIR. `cd` alone goes home; `cd -` and a
+    /// DIR known only at run time make the directory unknown.
+    fn change_dir(&mut self, c: &Command) {
+        let operand = c.args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
+        match operand {
+            None => match &self.home {
+                Some(h) => self.cwd = h.clone(),
+                None => self.cwd_known = false,
+            },
+            Some(w) if w.dynamic || w.text == "-" => self.cwd_known = false,
+            Some(w) => match resolve(Path::new(&w.text), &self.cwd) {
+                Ok(p) => self.cwd = p,
+                Err(_) => self.cwd_known = false,
+            },
+        }
+    }
+
+    /// Whether a path is relative to a directory only known at run time.
+    fn unknown_base(&self, p: &str) -> bool {
+        !self.cwd_known && !p.starts_with('/')
+    }
+
     /// A write or delete target: dynamic targets are asked about, broad ones are destructive,
     /// everything else must stay inside the workspace.
     fn target(&mut self, program: &str, t: &Target, delete: bool) {
-        if t.dynamic {
-            if delete || t.broad.is_some() {
-                self.dynamic(
-                    format!("`{program}` target `{}` is only known at run time; it could be anything.", t.path),
-                    "name the path literally.",
-                );
-            } else if self.paths.check_write(&t.path, self.cwd, "target").is_some() {
-                // A dynamic write whose literal part already points outside: say so plainly.
-                self.dynamic(
-                    format!("`{program}` writes to `{}`, known only at run time.", t.path),
-                    "write to a literal path inside the workspace.",
-                );
+        if self.unknown_base(&t.path) {
+            self.dynamic(
+                format!(
+                    "`{program}` target `{}` is relative to a directory only known at run time (after `cd`).",
+                    t.path
+                ),
+                "use paths relative to the workspace, or absolute paths.",
+            );
+            return;
+        }
+        if !t.dynamic {
+            let raw = t.path.strip_suffix("/…").unwrap_or(&t.path);
+            if let Ok(p) = resolve(Path::new(strip_glob(raw)), &self.cwd) {
+                self.predicted.push(p);
             }
+        }
+        if t.dynamic {
+            // A target built at run time could be anything, `~/.bashrc` included.
+            let verb = if delete { "deletes" } else { "writes" };
+            self.dynamic(
+                format!("`{program}` {verb} `{}`, a path only known at run time; it could be anything.", t.path),
+                "name the path literally, inside the workspace.",
+            );
             return;
         }
         if let Some(family) = t.broad
@@ -333,7 +380,7 @@ impl Analysis<'_> {
         }
         let what = if delete { format!("`{program}` deletes") } else { format!("`{program}` writes") };
         let raw = if delete { strip_glob(&t.path) } else { t.path.as_str() };
-        if let Some(f) = self.paths.check_write(raw, self.cwd, &what) {
+        if let Some(f) = self.paths.check_write(raw, &self.cwd, &what) {
             self.findings.push(f);
         }
     }
@@ -342,7 +389,7 @@ impl Analysis<'_> {
         if dynamic {
             return;
         }
-        if let Ok(real) = resolve(Path::new(strip_glob(raw)), self.cwd)
+        if let Ok(real) = resolve(Path::new(strip_glob(raw)), &self.cwd)
             && is_credential_path(&real, self.home.as_deref())
         {
             self.findings.push(op_finding(
@@ -379,12 +426,17 @@ impl Analysis<'_> {
                 continue;
             }
             self.required = self.required.max(AutonomyLevel::Implement);
-            if r.target.dynamic {
+            if !r.target.dynamic && !self.unknown_base(t) && !t.starts_with("/dev/") {
+                if let Ok(p) = resolve(Path::new(t), &self.cwd) {
+                    self.predicted.push(p);
+                }
+            }
+            if r.target.dynamic || self.unknown_base(t) {
                 self.dynamic(
                     format!("The redirection target `{t}` is only known at run time."),
                     "redirect to a literal path inside the workspace.",
                 );
-            } else if let Some(f) = self.paths.check_write(t, self.cwd, "Redirection target") {
+            } else if let Some(f) = self.paths.check_write(t, &self.cwd, "Redirection target") {
                 self.findings.push(f);
             }
         }
@@ -405,7 +457,7 @@ impl Analysis<'_> {
                 h.program.as_str(),
                 "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
             ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
-                resolve(Path::new(strip_glob(a)), this.cwd).is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
+                resolve(Path::new(strip_glob(a)), &this.cwd).is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
             })
         };
         let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
@@ -426,7 +478,7 @@ impl Analysis<'_> {
         let is_eval = matches!(p, "eval" | "source" | ".");
         if !(is_shell || is_interp || is_eval) {
             // Running a file a fetcher just wrote (`curl -o x.sh … && ./x.sh`).
-            if let Ok(real) = resolve(Path::new(&c.program_path), self.cwd)
+            if let Ok(real) = resolve(Path::new(&c.program_path), &self.cwd)
                 && c.program_path.contains('/')
                 && self.fetched.contains(&real)
             {
@@ -465,7 +517,7 @@ impl Analysis<'_> {
         // A script file that a fetcher in this command line wrote.
         for &i in &code_args {
             if let Some(w) = c.args.get(i)
-                && let Ok(real) = resolve(Path::new(&w.text), self.cwd)
+                && let Ok(real) = resolve(Path::new(&w.text), &self.cwd)
                 && self.fetched.contains(&real)
             {
                 self.remote_code(p, "runs a file downloaded earlier in the same command");
@@ -487,7 +539,7 @@ impl Analysis<'_> {
         let e = effects::of(c, &branch);
         if let Some(code) = &e.inline_code {
             for script in inline_shell_commands(code) {
-                let r = analyze_at(&script, self.cwd, self.ctx, rules, self.paths, depth + 1);
+                let r = analyze_at(&script, &self.cwd, self.ctx, rules, self.paths, depth + 1);
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
