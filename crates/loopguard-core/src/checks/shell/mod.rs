@@ -426,10 +426,12 @@ impl Analysis<'_> {
                 continue;
             }
             self.required = self.required.max(AutonomyLevel::Implement);
-            if !r.target.dynamic && !self.unknown_base(t) && !t.starts_with("/dev/") {
-                if let Ok(p) = resolve(Path::new(t), &self.cwd) {
-                    self.predicted.push(p);
-                }
+            if !r.target.dynamic
+                && !self.unknown_base(t)
+                && !t.starts_with("/dev/")
+                && let Ok(p) = resolve(Path::new(t), &self.cwd)
+            {
+                self.predicted.push(p);
             }
             if r.target.dynamic || self.unknown_base(t) {
                 self.dynamic(
