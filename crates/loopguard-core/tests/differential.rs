@@ -13,32 +13,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const WRITE_CALLS: &[&str] = &[
-    "creat",
-    "unlink",
-    "unlinkat",
-    "rename",
-    "renameat",
-    "renameat2",
-    "mkdir",
-    "mkdirat",
-    "rmdir",
-    "symlink",
-    "symlinkat",
-    "link",
-    "linkat",
-    "truncate",
-    "chmod",
-    "fchmodat",
-    "fchmodat2",
-    "chown",
-    "fchownat",
-    "lchown",
-    "utimensat",
-    "mknod",
-    "mknodat",
-];
-
 fn setup(dir: &Path) {
     std::fs::create_dir_all(dir.join("src/deep")).unwrap();
     std::fs::create_dir_all(dir.join("empty")).unwrap();
@@ -115,6 +89,10 @@ fn unquote(arg: &str) -> Option<String> {
     Some(s)
 }
 
+fn writes_flags(f: &str) -> bool {
+    f.contains("O_WRONLY") || f.contains("O_RDWR") || f.contains("O_CREAT") || f.contains("O_TRUNC")
+}
+
 /// A directory fd argument decoded by `-y` (`3</abs/dir>`); `None` for AT_FDCWD.
 fn dirfd(arg: &str) -> Option<PathBuf> {
     let (a, b) = (arg.find('<')?, arg.rfind('>')?);
@@ -185,13 +163,7 @@ fn written_paths(trace: &str, start: &Path) -> Vec<(PathBuf, String)> {
                     write(path_at(0), None);
                 }
             }
-            "openat" => {
-                if a.get(2).is_some_and(|f| {
-                    f.contains("O_WRONLY") || f.contains("O_RDWR") || f.contains("O_CREAT") || f.contains("O_TRUNC")
-                }) {
-                    write(path_at(1), fd_at(0));
-                }
-            }
+            "openat" if a.get(2).is_some_and(|f| writes_flags(f)) => write(path_at(1), fd_at(0)),
             "unlinkat" | "mkdirat" | "fchmodat" | "fchmodat2" | "fchownat" | "utimensat" | "mknodat" => {
                 write(path_at(1), fd_at(0))
             }
