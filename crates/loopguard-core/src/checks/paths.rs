@@ -35,16 +35,31 @@ impl fmt::Display for PathError {
 /// symlink-resolved parent; every existing prefix is followed through symlinks; once a component
 /// does not exist, the rest is appended lexically (that is what a write would create).
 pub fn resolve(path: &Path, cwd: &Path) -> Result<PathBuf, PathError> {
+    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+    walk(PathBuf::from("/"), true, &joined)
+}
+
+/// Like [`resolve`], for a `base` that is already resolved (a real path, as [`resolve`] returns
+/// it): only the components of a relative `path` are looked up, so the cost does not grow with
+/// the depth of `base`.
+pub fn resolve_under(base: &Path, path: &Path) -> Result<PathBuf, PathError> {
+    if path.is_absolute() {
+        return walk(PathBuf::from("/"), true, path);
+    }
+    let exists = base.as_os_str() == "/" || std::fs::symlink_metadata(base).is_ok();
+    walk(base.to_path_buf(), exists, path)
+}
+
+fn walk(start: PathBuf, start_exists: bool, path: &Path) -> Result<PathBuf, PathError> {
     use std::os::unix::ffi::OsStrExt;
-    if path.as_os_str().as_bytes().contains(&0) || cwd.as_os_str().as_bytes().contains(&0) {
+    if path.as_os_str().as_bytes().contains(&0) || start.as_os_str().as_bytes().contains(&0) {
         return Err(PathError::Nul);
     }
-    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
     let mut queue: VecDeque<OsString> = VecDeque::new();
-    push_components(&mut queue, &joined, false);
-    let mut out = PathBuf::from("/");
+    push_components(&mut queue, path, false);
+    let mut out = start;
     let mut hops = 0;
-    let mut exists = true;
+    let mut exists = start_exists;
     while let Some(part) = queue.pop_front() {
         if part == "/" {
             out = PathBuf::from("/");
@@ -198,7 +213,19 @@ impl PathValidator {
         if is_harmless_device(raw) {
             return None;
         }
-        match resolve(Path::new(raw), cwd) {
+        self.judge(raw, resolve(Path::new(raw), cwd), what)
+    }
+
+    /// [`PathValidator::check_write`] for a `base` that is already resolved (see [`resolve_under`]).
+    pub fn check_write_under(&self, raw: &str, base: &Path, what: &str) -> Option<Finding> {
+        if is_harmless_device(raw) {
+            return None;
+        }
+        self.judge(raw, resolve_under(base, Path::new(raw)), what)
+    }
+
+    fn judge(&self, raw: &str, resolved: Result<PathBuf, PathError>, what: &str) -> Option<Finding> {
+        match resolved {
             Ok(real) if self.contains(&real) => None,
             Ok(real) => {
                 let via = if real.as_path() != Path::new(raw) {

@@ -16,7 +16,7 @@ pub use effects_git::is_protected;
 pub use lex::{MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
 pub use unwrap::{Command, Head, commands};
 
-use crate::checks::paths::{PathValidator, is_credential_path, resolve};
+use crate::checks::paths::{PathValidator, is_credential_path, resolve, resolve_under};
 use crate::policy::CommandRule;
 use crate::reasons::*;
 use crate::{AutonomyLevel, Context, Finding, RiskLevel, Verdict};
@@ -95,13 +95,15 @@ fn analyze_at(
         }
     };
     let mut a = Analysis {
-        cwd: cwd.to_path_buf(),
+        start: cwd,
+        cwd_start: OnceCell::new(),
+        cwd_moved: None,
         cwd_known: true,
         predicted: Vec::new(),
         ctx,
         paths,
-        workspace: resolve(&ctx.workspace, Path::new("/")).unwrap_or_else(|_| ctx.workspace.clone()),
-        home: ctx.home.as_deref().and_then(|h| resolve(h, Path::new("/")).ok()),
+        workspace: OnceCell::new(),
+        home: OnceCell::new(),
         branch: OnceCell::new(),
         fetched: Vec::new(),
         findings: Vec::new(),
@@ -115,9 +117,9 @@ fn analyze_at(
         ));
     }
     for c in &cmds {
-        a.command(c);
+        let effects = a.command(c);
         if depth < MAX_DEPTH {
-            a.nested(c, rules, depth);
+            a.nested(&effects, rules, depth);
         }
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
             a.findings.push(
@@ -189,15 +191,20 @@ enum Broad {
 struct Analysis<'a> {
     /// The directory commands run in: follows `cd` through the command line. (Conservatively, a
     /// `cd` inside a subshell is taken to last; that can only ask for more, never less.)
-    cwd: PathBuf,
+    start: &'a Path,
+    /// The starting directory, resolved on first use (most command lines touch no path).
+    cwd_start: OnceCell<PathBuf>,
+    /// Where `cd` moved to (resolved).
+    cwd_moved: Option<PathBuf>,
     /// False after a `cd` to a place known only at run time: relative targets are then unknown.
     cwd_known: bool,
     /// Resolved write and delete targets, for previews and for the differential test.
     predicted: Vec<PathBuf>,
     ctx: &'a Context,
     paths: &'a PathValidator,
-    workspace: PathBuf,
-    home: Option<PathBuf>,
+    /// Resolved on first use: most command lines never need them.
+    workspace: OnceCell<PathBuf>,
+    home: OnceCell<Option<PathBuf>>,
     branch: OnceCell<Option<String>>,
     /// Files that a fetcher in this command line wrote: running them runs downloaded code.
     fetched: Vec<PathBuf>,
@@ -211,8 +218,26 @@ const NETWORK_TOOLS: &[&str] = &[
 ];
 
 impl Analysis<'_> {
+    fn cwd(&self) -> &Path {
+        match &self.cwd_moved {
+            Some(c) => c,
+            None => self
+                .cwd_start
+                .get_or_init(|| resolve(self.start, Path::new("/")).unwrap_or_else(|_| self.start.to_path_buf())),
+        }
+    }
+
+    fn workspace(&self) -> &Path {
+        self.workspace
+            .get_or_init(|| resolve(&self.ctx.workspace, Path::new("/")).unwrap_or_else(|_| self.ctx.workspace.clone()))
+    }
+
+    fn home(&self) -> Option<&Path> {
+        self.home.get_or_init(|| self.ctx.home.as_deref().and_then(|h| resolve(h, Path::new("/")).ok())).as_deref()
+    }
+
     fn current_branch(&self) -> Option<String> {
-        self.branch.get_or_init(|| read_current_branch(&self.cwd)).clone()
+        self.branch.get_or_init(|| read_current_branch(self.cwd())).clone()
     }
 
     fn dynamic(&mut self, what: String, remedy: &str) {
@@ -225,21 +250,21 @@ impl Analysis<'_> {
         if let Some(parent) = raw.strip_suffix("/…") {
             return self.broad(if parent.is_empty() { "/" } else { parent }).filter(|b| *b != Broad::Workspace);
         }
-        let target = resolve(Path::new(strip_glob(raw)), &self.cwd).ok()?;
+        let target = resolve_under(self.cwd(), Path::new(strip_glob(raw))).ok()?;
         if target == Path::new("/") {
             Some(Broad::Root)
-        } else if self.home.as_deref().is_some_and(|h| h.starts_with(&target)) {
+        } else if self.home().is_some_and(|h| h.starts_with(&target)) {
             Some(Broad::Home)
-        } else if target == self.workspace {
+        } else if target == self.workspace() {
             Some(Broad::Workspace)
-        } else if self.workspace.starts_with(&target) {
+        } else if self.workspace().starts_with(&target) {
             Some(Broad::Parent)
         } else {
             None
         }
     }
 
-    fn command(&mut self, c: &Command) {
+    fn command(&mut self, c: &Command) -> Effects {
         if matches!(c.program.as_str(), "cd" | "pushd") {
             self.change_dir(c);
         }
@@ -288,19 +313,19 @@ impl Analysis<'_> {
                         .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
                         .map(|r| r.target.text.as_str()),
                 )
-                .filter_map(|p| resolve(Path::new(p), &self.cwd).ok())
+                .filter_map(|p| resolve_under(self.cwd(), Path::new(p)).ok())
                 .collect();
             self.fetched.extend(written);
         }
-        if let Some(code) = &e.inline_code {
+        if e.inline_code.is_some() {
             self.findings.push(Finding::new(
                 SHELL_INLINE_CODE,
                 Verdict::Allow,
                 RiskLevel::Medium,
                 format!("`{program}` runs inline code."),
             ));
-            let _ = code;
         }
+        e
     }
 
     /// `cd DIR`: later relative paths are relative to DIR. `cd` alone goes home; `cd -` and a
@@ -308,13 +333,13 @@ impl Analysis<'_> {
     fn change_dir(&mut self, c: &Command) {
         let operand = c.args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
         match operand {
-            None => match &self.home {
-                Some(h) => self.cwd = h.clone(),
+            None => match self.home().map(Path::to_path_buf) {
+                Some(h) => self.cwd_moved = Some(h),
                 None => self.cwd_known = false,
             },
             Some(w) if w.dynamic || w.text == "-" => self.cwd_known = false,
-            Some(w) => match resolve(Path::new(&w.text), &self.cwd) {
-                Ok(p) => self.cwd = p,
+            Some(w) => match resolve_under(self.cwd(), Path::new(&w.text)) {
+                Ok(p) => self.cwd_moved = Some(p),
                 Err(_) => self.cwd_known = false,
             },
         }
@@ -340,7 +365,7 @@ impl Analysis<'_> {
         }
         if !t.dynamic {
             let raw = t.path.strip_suffix("/…").unwrap_or(&t.path);
-            if let Ok(p) = resolve(Path::new(strip_glob(raw)), &self.cwd) {
+            if let Ok(p) = resolve_under(self.cwd(), Path::new(strip_glob(raw))) {
                 self.predicted.push(p);
             }
         }
@@ -380,7 +405,7 @@ impl Analysis<'_> {
         }
         let what = if delete { format!("`{program}` deletes") } else { format!("`{program}` writes") };
         let raw = if delete { strip_glob(&t.path) } else { t.path.as_str() };
-        if let Some(f) = self.paths.check_write(raw, &self.cwd, &what) {
+        if let Some(f) = self.paths.check_write_under(raw, self.cwd(), &what) {
             self.findings.push(f);
         }
     }
@@ -389,8 +414,8 @@ impl Analysis<'_> {
         if dynamic {
             return;
         }
-        if let Ok(real) = resolve(Path::new(strip_glob(raw)), &self.cwd)
-            && is_credential_path(&real, self.home.as_deref())
+        if let Ok(real) = resolve_under(self.cwd(), Path::new(strip_glob(raw)))
+            && is_credential_path(&real, self.home())
         {
             self.findings.push(op_finding(
                 CREDENTIAL_READ,
@@ -429,7 +454,7 @@ impl Analysis<'_> {
             if !r.target.dynamic
                 && !self.unknown_base(t)
                 && !t.starts_with("/dev/")
-                && let Ok(p) = resolve(Path::new(t), &self.cwd)
+                && let Ok(p) = resolve_under(self.cwd(), Path::new(t))
             {
                 self.predicted.push(p);
             }
@@ -438,7 +463,7 @@ impl Analysis<'_> {
                     format!("The redirection target `{t}` is only known at run time."),
                     "redirect to a literal path inside the workspace.",
                 );
-            } else if let Some(f) = self.paths.check_write(t, &self.cwd, "Redirection target") {
+            } else if let Some(f) = self.paths.check_write_under(t, self.cwd(), "Redirection target") {
                 self.findings.push(f);
             }
         }
@@ -459,7 +484,7 @@ impl Analysis<'_> {
                 h.program.as_str(),
                 "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
             ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
-                resolve(Path::new(strip_glob(a)), &this.cwd).is_ok_and(|p| is_credential_path(&p, this.home.as_deref()))
+                resolve_under(this.cwd(), Path::new(strip_glob(a))).is_ok_and(|p| is_credential_path(&p, this.home()))
             })
         };
         let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
@@ -480,8 +505,9 @@ impl Analysis<'_> {
         let is_eval = matches!(p, "eval" | "source" | ".");
         if !(is_shell || is_interp || is_eval) {
             // Running a file a fetcher just wrote (`curl -o x.sh … && ./x.sh`).
-            if let Ok(real) = resolve(Path::new(&c.program_path), &self.cwd)
+            if !self.fetched.is_empty()
                 && c.program_path.contains('/')
+                && let Ok(real) = resolve_under(self.cwd(), Path::new(&c.program_path))
                 && self.fetched.contains(&real)
             {
                 self.remote_code(p, "runs a file downloaded earlier in the same command");
@@ -518,8 +544,9 @@ impl Analysis<'_> {
         }
         // A script file that a fetcher in this command line wrote.
         for &i in &code_args {
-            if let Some(w) = c.args.get(i)
-                && let Ok(real) = resolve(Path::new(&w.text), &self.cwd)
+            if !self.fetched.is_empty()
+                && let Some(w) = c.args.get(i)
+                && let Ok(real) = resolve_under(self.cwd(), Path::new(&w.text))
                 && self.fetched.contains(&real)
             {
                 self.remote_code(p, "runs a file downloaded earlier in the same command");
@@ -536,12 +563,10 @@ impl Analysis<'_> {
     }
 
     /// Code inside a command that is not shell: interpreter inline code and ssh remote commands.
-    fn nested(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
-        let branch = || self.current_branch();
-        let e = effects::of(c, &branch);
+    fn nested(&mut self, e: &Effects, rules: &[CommandRule], depth: usize) {
         if let Some(code) = &e.inline_code {
             for script in inline_shell_commands(code) {
-                let r = analyze_at(&script, &self.cwd, self.ctx, rules, self.paths, depth + 1);
+                let r = analyze_at(&script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
@@ -682,6 +707,9 @@ fn sh_quote(s: &str) -> String {
 
 /// `:(){ :|:& };:` and the same with any name.
 fn is_fork_bomb(cmd: &str) -> bool {
+    if !cmd.contains('(') || !cmd.contains('{') {
+        return false;
+    }
     let squeezed: String = cmd.chars().filter(|c| !c.is_whitespace()).collect();
     let mut from = 0;
     while let Some(i) = squeezed[from..].find("(){") {

@@ -1,0 +1,75 @@
+//! Shell analysis cost: `cargo bench -p loopguard-core --bench shell`.
+//! Goals (issue 3): typical commands ≤ 2 µs median; 1–64 KiB inputs and deep nesting decided in
+//! ≤ 20 ms, with cost linear in size.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use divan::{Bencher, black_box};
+use loopguard_core::Context;
+use loopguard_core::checks::paths::PathValidator;
+use loopguard_core::checks::shell::analyze;
+use std::path::Path;
+
+fn main() {
+    divan::main();
+}
+
+const TYPICAL: &[&str] = &[
+    "git status",
+    "ls -la src/",
+    "cargo test -p core 2>&1 | tail -n 20",
+    "git add -A && git commit -m \"fix: handle empty input\"",
+    "grep -rn 'TODO' src/ | head -20",
+    "npm run build",
+    "rm -rf build && mkdir -p build",
+    "sudo env FOO=1 bash -c 'git push --force origin main'",
+];
+
+fn fixture() -> (tempfile::TempDir, Context, PathValidator) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("src")).unwrap();
+    let ctx = Context::new(d.path()).with_home(Some(Path::new("/home/dev")));
+    let v = PathValidator::new([d.path()]);
+    (d, ctx, v)
+}
+
+#[divan::bench(args = TYPICAL)]
+fn typical(b: Bencher, cmd: &str) {
+    let (d, ctx, v) = fixture();
+    b.bench_local(|| black_box(analyze(black_box(cmd), d.path(), &ctx, &[], &v)));
+}
+
+/// A realistic long command line of the given size: many compound segments with redirections,
+/// pipes, quotes and substitutions.
+fn long_input(kib: usize) -> String {
+    let unit = "cd src && grep -n \"fn $(echo main)\" lib.rs | sort > out/list.txt; git diff --stat; ";
+    let mut s = String::new();
+    while s.len() + unit.len() <= kib * 1024 {
+        s.push_str(unit);
+    }
+    s
+}
+
+#[divan::bench(args = [1, 4, 16, 64])]
+fn size_kib(b: Bencher, kib: usize) {
+    let (d, ctx, v) = fixture();
+    let input = long_input(kib).chars().take(kib * 1024 - 1).collect::<String>();
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+}
+
+/// `$(` nested to the byte limit (refused past depth 16), and `(` nested likewise.
+#[divan::bench(args = [1, 4, 16, 64])]
+fn nested_subst_kib(b: Bencher, kib: usize) {
+    let (d, ctx, v) = fixture();
+    let n = kib * 1024 / 3;
+    let input = format!("{}x{}", "$(".repeat(n), ")".repeat(n));
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+}
+
+#[divan::bench(args = [1, 4, 16, 64])]
+fn nested_parens_kib(b: Bencher, kib: usize) {
+    let (d, ctx, v) = fixture();
+    let n = kib * 1024 / 2 - 4;
+    let input = format!("{}ls{}", "(".repeat(n), ")".repeat(n));
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+}
