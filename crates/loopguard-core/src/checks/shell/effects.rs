@@ -51,6 +51,8 @@ pub struct Effects {
     pub inline_code: Option<String>,
     /// A command run on another machine (`ssh host CMD`).
     pub remote_script: Option<String>,
+    /// Shell text that runs here later (alias values).
+    pub local_scripts: Vec<String>,
 }
 
 impl Default for Effects {
@@ -64,6 +66,7 @@ impl Default for Effects {
             level: AutonomyLevel::Implement,
             inline_code: None,
             remote_script: None,
+            local_scripts: Vec::new(),
         }
     }
 }
@@ -421,6 +424,14 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             super::effects_net::net(c, &mut e)
         }
         "env" | "printenv" | "echo" | "printf" => secret_vars(c, &mut e),
+        "alias" => {
+            // `alias ls='rm -rf /'`: whatever later uses the name runs the value.
+            for w in &c.args {
+                if let Some((_, value)) = w.text.split_once('=') {
+                    e.local_scripts.push(value.to_string());
+                }
+            }
+        }
         _ if is_interpreter(p) => interpreter(c, &mut e),
         _ => super::effects_ops::ops(c, &mut e),
     }

@@ -564,8 +564,9 @@ impl Analysis<'_> {
 
     /// Code inside a command that is not shell: interpreter inline code and ssh remote commands.
     fn nested(&mut self, e: &Effects, rules: &[CommandRule], depth: usize) {
-        if let Some(code) = &e.inline_code {
-            for script in inline_shell_commands(code) {
+        let inline = e.inline_code.as_deref().map(inline_shell_commands).unwrap_or_default();
+        {
+            for script in inline.iter().chain(&e.local_scripts) {
                 let r = analyze_at(&script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
