@@ -25,6 +25,10 @@ pub enum EventKind {
     Stop,
     /// The hook itself failed and answered with a deny.
     HookError,
+    /// A denylisted path was touched: the run was put on hold and escalated.
+    HoldPlaced,
+    /// A human released the hold.
+    HoldReleased,
 }
 
 /// An event before it is sealed into the chain.

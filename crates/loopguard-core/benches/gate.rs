@@ -47,3 +47,10 @@ fn evaluate_write(b: Bencher) {
 fn load_builtin_policy() -> Policy {
     Policy::builtin()
 }
+
+/// Compiling the `[paths]` globs happens once per hook process that checks a path.
+#[divan::bench]
+fn build_path_rules(b: Bencher) {
+    let policy = Policy::builtin();
+    b.bench_local(|| loopguard_core::checks::path_rules::PathRules::new(black_box(policy.path_lists())));
+}

@@ -25,7 +25,7 @@ const TYPICAL: &[&str] = &[
     "sudo env FOO=1 bash -c 'git push --force origin main'",
 ];
 
-fn fixture() -> (tempfile::TempDir, Context, PathValidator) {
+fn fixture() -> (tempfile::TempDir, Context, PathValidator<'static>) {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(d.path().join("src")).unwrap();
     let ctx = Context::new(d.path()).with_home(Some(Path::new("/home/dev")));

@@ -38,6 +38,12 @@ pub struct Context {
     pub breaker: BreakerPosition,
     /// How the host runs the agent.
     pub mode: ExecutionMode,
+    /// loopguard's state home: protected from agent writes.
+    pub state_home: Option<PathBuf>,
+    /// The user policy file: protected from agent writes.
+    pub user_policy: Option<PathBuf>,
+    /// Set while the run is on hold (a denylisted path was touched): what the hold is about.
+    pub hold: Option<String>,
 }
 
 impl Context {
@@ -48,7 +54,28 @@ impl Context {
             home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
             breaker: BreakerPosition::FullAuto,
             mode: ExecutionMode::Normal,
+            state_home: None,
+            user_policy: None,
+            hold: None,
         }
+    }
+
+    /// Sets the state home and user policy file, which the agent may not write.
+    pub fn with_protected(mut self, state_home: Option<&Path>, user_policy: Option<&Path>) -> Self {
+        self.state_home = state_home.map(Path::to_path_buf);
+        self.user_policy = user_policy.map(Path::to_path_buf);
+        self
+    }
+
+    /// Puts the run on hold.
+    pub fn with_hold(mut self, hold: Option<String>) -> Self {
+        self.hold = hold;
+        self
+    }
+
+    /// Absolute paths the agent may never write.
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        self.state_home.iter().chain(self.user_policy.iter()).cloned().collect()
     }
 
     /// Sets the home directory.

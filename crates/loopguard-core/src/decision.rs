@@ -49,6 +49,12 @@ pub struct Reason {
     /// What would make the call pass: a narrower command, a grant, a human.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remedy: Option<String>,
+    /// The path or target the reason is about, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The policy pattern that matched, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
 }
 
 /// What a check reports. Checks return findings; only the gate turns them into a [`Decision`].
@@ -57,7 +63,14 @@ pub type Finding = Reason;
 impl Reason {
     /// A finding with no remedy.
     pub fn new(code: impl Into<String>, verdict: Verdict, risk: RiskLevel, message: impl Into<String>) -> Self {
-        Reason { code: code.into(), verdict, risk, message: message.into(), remedy: None }
+        Reason { code: code.into(), verdict, risk, message: message.into(), remedy: None, target: None, pattern: None }
+    }
+
+    /// Names the target and the pattern that matched it.
+    pub fn with_target(mut self, target: impl Into<String>, pattern: impl Into<String>) -> Self {
+        self.target = Some(target.into());
+        self.pattern = Some(pattern.into());
+        self
     }
 
     /// Adds what would make the call pass.

@@ -69,10 +69,11 @@ impl<'p> Gate<'p> {
         if !call.input.is_object() {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
         } else if let Some(kind) = meta.map(|m| m.kind) {
+            let protected = ctx.protected_paths();
             let paths = || {
                 let roots =
                     std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));
-                PathValidator::new(roots)
+                PathValidator::new(roots).with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
             };
             match kind {
                 ToolKind::Shell => match call.str_field("command") {
@@ -90,12 +91,8 @@ impl<'p> Gate<'p> {
                         .or_else(|| call.str_field("path"));
                     if let Some(p) = target
                         && let Ok(real) = crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd)
-                        && crate::checks::paths::is_credential_path(&real, ctx.home.as_deref())
                     {
-                        findings.push(
-                            Finding::new(CREDENTIAL_READ, Verdict::Deny, RiskLevel::Critical, format!("`{}` of `{p}` would read credentials into the agent's context.", call.tool))
-                                .with_remedy("work from a template such as `.env.example`, or ask the human for the one value needed."),
-                        );
+                        findings.extend(paths().check_read(p, &real, &format!("`{}` of", call.tool)));
                     }
                 }
                 ToolKind::FileWrite => {
@@ -112,6 +109,14 @@ impl<'p> Gate<'p> {
         let mut effective = ctx.breaker.cap().map(|cap| cap.min(policy.autonomy()));
         if ctx.mode == ExecutionMode::Plan {
             effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
+        }
+        if let Some(hold) = &ctx.hold
+            && required >= AutonomyLevel::Implement
+        {
+            findings.push(
+                Finding::new(RUN_ON_HOLD, Verdict::Deny, RiskLevel::Critical, format!("The run is on hold: {hold}"))
+                    .with_remedy("only reads are allowed until a human reviews the escalation in STATE.md and releases the hold (`loopguard hold release`)."),
+            );
         }
         match effective {
             None => findings.push(

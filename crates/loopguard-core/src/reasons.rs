@@ -39,6 +39,10 @@ codes! {
     DESTRUCTIVE_GIT_PUSH_FORCE = "destructive-git-push-force": "git push that overwrites remote history (--force, -f, --force-with-lease, +refspec, --mirror).";
     DESTRUCTIVE_GIT_RESET_HARD = "destructive-git-reset-hard": "git reset --hard discards uncommitted work.";
     PATH_OUTSIDE_WORKSPACE = "path-outside-workspace": "A write target resolves (symlinks followed) outside every workspace root.";
+    PATH_DENYLISTED = "path-denylisted": "Modifying, deleting or staging a path on the absolute denylist: denied, the run is put on hold, and STATE.md gets an escalation.";
+    PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
+    SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
+    RUN_ON_HOLD = "run-on-hold": "The run is on hold after a denylisted path was touched: every write is denied until a human releases the hold.";
     HOOK_INPUT_INVALID = "hook-input-invalid": "The hook's stdin is not the JSON object the host protocol describes.";
     HOOK_INPUT_TOO_LARGE = "hook-input-too-large": "The hook's stdin is larger than 1 MiB.";
     HOOK_UNKNOWN_EVENT = "hook-unknown-event": "The hook event name is not one loopguard handles.";
@@ -112,6 +116,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_OBFUSCATED_EXEC,
     SHELL_REMOTE_EXEC,
     SHELL_INLINE_CODE,
+    PATH_HARDLINK,
 ];
 
 /// Whether a code is a built-in reason code.

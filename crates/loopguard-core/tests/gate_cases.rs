@@ -34,11 +34,27 @@ fn shell_fixture_cases() {
         std::fs::create_dir_all(d).unwrap();
     }
     std::fs::create_dir_all(ws.join("src")).unwrap();
-    std::fs::create_dir_all(ws.join(".git")).unwrap();
-    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/feature/work\n").unwrap();
+    let git =
+        std::process::Command::new("git").args(["init", "-q", "-b", "feature/work"]).current_dir(&ws).status().unwrap();
+    assert!(git.success());
+    // Denylisted, secret and protected files that exist, for the path rows.
+    for f in [
+        ".env",
+        "config/secrets/db.yml",
+        "src/api_key.rs",
+        "auth/login.rs",
+        "db/migrations/001.sql",
+        ".claude/settings.json",
+        ".loopguard/policy.toml",
+    ] {
+        std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(f), "x").unwrap();
+    }
     let policy = Policy::builtin();
     let gate = Gate::new(&policy);
-    let ctx = Context::new(&ws).with_home(Some(&home));
+    let state = root.path().join("state");
+    let user_policy = home.join(".config/loopguard/policy.toml");
+    let ctx = Context::new(&ws).with_home(Some(&home)).with_protected(Some(&state), Some(&user_policy));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/shell");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -64,7 +80,8 @@ fn shell_fixture_cases() {
             let cmd = unescape(cmd)
                 .replace("{ws}", ws.to_str().unwrap())
                 .replace("{home}", home.to_str().unwrap())
-                .replace("{out}", out.to_str().unwrap());
+                .replace("{out}", out.to_str().unwrap())
+                .replace("{state}", state.to_str().unwrap());
             let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }), &ws);
             let d = gate.evaluate(&call, &ctx);
             let want = Verdict::parse(verdict).unwrap();

@@ -52,6 +52,14 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
     std::fs::create_dir_all(project.join("src"))?;
     std::fs::create_dir_all(project.join("build"))?;
     std::fs::write(project.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")?;
+    // A real repository, so `git add -A` can be checked against the denylist. Without git the
+    // demo still runs; that step then asks instead of allowing.
+    let _ = std::process::Command::new("git")
+        .args(["init", "-q", "-b", "fix/add"])
+        .current_dir(&project)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
     let state = tmp.path().join("state");
     let env = Env {
         loopguard_home: Some(state.clone()),
@@ -94,6 +102,12 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         writeln!(out, "      {verdict}")?;
         for l in reason.lines().skip(1) {
             writeln!(out, "      {}", l.replace(&project_s, "<workspace>").replace(&home_s, "~"))?;
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(project.join("STATE.md")) {
+        writeln!(out, "\nSTATE.md now tells a human what happened:")?;
+        for l in text.lines() {
+            writeln!(out, "  | {}", l.replace(&project_s, "<workspace>").replace(&home_s, "~"))?;
         }
     }
     let log = audit_log(&state, &project);

@@ -4,6 +4,7 @@
 
 pub mod demo;
 pub mod doctor;
+pub mod escalation;
 pub mod hook;
 pub mod install;
 pub mod sessions;

@@ -49,6 +49,11 @@ enum Command {
     },
     /// Check that loopguard is installed and working here.
     Doctor,
+    /// Show or release the hold placed when a denylisted path was touched.
+    Hold {
+        #[command(subcommand)]
+        command: HoldCommand,
+    },
     /// Replay a recorded agent session through the gate (needs no setup).
     Demo,
 }
@@ -88,6 +93,18 @@ enum PolicyCommand {
         /// The merged policy of every layer for the current directory (the only view so far).
         #[arg(long)]
         effective: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum HoldCommand {
+    /// Show the hold on the current workspace, if any.
+    Show,
+    /// Release the hold (human only: the gate denies this to agents).
+    Release {
+        /// Why the hold can go: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
     },
 }
 
@@ -221,6 +238,40 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let report = loopguard::install::install_claude_code(&path, &exe, dry_run)?;
             print!("{report}");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Hold { command } => {
+            let state = env.state_home()?;
+            let workspace = env.workspace_for(&cwd()?);
+            match command {
+                HoldCommand::Show => match loopguard::escalation::current(&state, &workspace) {
+                    Some(h) => {
+                        println!("ON HOLD since {} (session {}, {}): {}", h.time, h.session, h.tool, h.reason);
+                        Ok(ExitCode::from(1))
+                    }
+                    None => {
+                        println!("no hold on {}", workspace.display());
+                        Ok(ExitCode::SUCCESS)
+                    }
+                },
+                HoldCommand::Release { reason } => {
+                    let released = loopguard::escalation::release(&state, &workspace)
+                        .map_err(|e| format!("cannot release the hold: {e}"))?;
+                    let Some(h) = released else {
+                        println!("no hold on {}", workspace.display());
+                        return Ok(ExitCode::SUCCESS);
+                    };
+                    let mut e = loopguard_audit::NewEvent::new("human", loopguard_audit::EventKind::HoldReleased);
+                    let actor = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+                    e.details = Some(
+                        serde_json::json!({ "actor": actor, "reason": reason, "hold": h.reason, "placed": h.time }),
+                    );
+                    state::audit_log(&state, &workspace)
+                        .append(e)
+                        .map_err(|e| format!("hold released, but the audit event failed: {e}"))?;
+                    println!("hold released on {}", workspace.display());
+                    Ok(ExitCode::SUCCESS)
+                }
+            }
         }
         Command::Doctor => {
             let report = loopguard::doctor::run(&env, &cwd()?);

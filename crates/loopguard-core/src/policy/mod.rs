@@ -103,6 +103,22 @@ pub struct Policy {
     rules: BTreeMap<String, Verdict>,
     commands: Vec<CommandRule>,
     sources: Vec<PolicySource>,
+    paths: PathLists,
+    /// The compiled path rules, built on first use.
+    path_rules: std::sync::OnceLock<crate::checks::path_rules::PathRules>,
+}
+
+/// The `[paths]` lists after merging.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathLists {
+    /// Modifying or staging these halts the run.
+    pub denylist: Vec<String>,
+    /// Reading these is a credential read.
+    pub secret_read: Vec<String>,
+    /// Exceptions to `secret_read`.
+    pub secret_read_except: Vec<String>,
+    /// A human-supervised migration session: `**/migrations/**` is not denylisted.
+    pub migration_session: bool,
 }
 
 impl Policy {
@@ -185,6 +201,8 @@ impl Policy {
             rules: BTreeMap::new(),
             commands: Vec::new(),
             sources: Vec::new(),
+            paths: PathLists::default(),
+            path_rules: std::sync::OnceLock::new(),
         }
     }
 
@@ -262,6 +280,28 @@ impl Policy {
             } else {
                 self.rules.insert(code.value, verdict.value);
             }
+        }
+        // [paths]: the user layer replaces a list, the project layer can only add to it.
+        for (mine, theirs) in [
+            (&mut self.paths.denylist, layer.denylist),
+            (&mut self.paths.secret_read, layer.secret_read),
+            (&mut self.paths.secret_read_except, layer.secret_read_except),
+        ] {
+            if let Some(list) = theirs {
+                let values = list.into_iter().map(|a| a.value);
+                if tighten_only {
+                    for v in values {
+                        if !mine.contains(&v) {
+                            mine.push(v);
+                        }
+                    }
+                } else {
+                    *mine = values.collect();
+                }
+            }
+        }
+        if let Some(m) = layer.migration_session {
+            self.paths.migration_session = m.value;
         }
         for rule in layer.commands {
             if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
@@ -404,6 +444,16 @@ impl Policy {
         &self.commands
     }
 
+    /// The `[paths]` lists.
+    pub fn path_lists(&self) -> &PathLists {
+        &self.paths
+    }
+
+    /// The compiled path rules (built on first use).
+    pub fn path_rules(&self) -> &crate::checks::path_rules::PathRules {
+        self.path_rules.get_or_init(|| crate::checks::path_rules::PathRules::new(&self.paths))
+    }
+
     /// The layers that made this policy, lowest first.
     pub fn sources(&self) -> &[PolicySource] {
         &self.sources
@@ -420,7 +470,13 @@ impl Policy {
         out.push_str(&format!("autonomy = \"{}\"\n\n[workspace]\nextra_roots = [", self.autonomy.as_str()));
         let roots: Vec<String> = self.extra_roots.iter().map(|r| toml_str(&r.display().to_string())).collect();
         out.push_str(&roots.join(", "));
-        out.push_str("]\n\n[tools]\n");
+        out.push_str("]\n\n[paths]\n");
+        let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
+        out.push_str(&format!("denylist = [{}]\n", list(&self.paths.denylist)));
+        out.push_str(&format!("secret_read = [{}]\n", list(&self.paths.secret_read)));
+        out.push_str(&format!("secret_read_except = [{}]\n", list(&self.paths.secret_read_except)));
+        out.push_str(&format!("migration_session = {}\n", self.paths.migration_session));
+        out.push_str("\n[tools]\n");
         for e in &self.tools {
             out.push_str(&format!("{} = \"{}\"  # {}\n", toml_str(&e.pattern), e.verdict.as_str(), e.origin.as_str()));
         }

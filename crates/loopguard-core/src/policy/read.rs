@@ -25,6 +25,11 @@ pub(crate) struct Layer {
     pub tools: Vec<(At<String>, At<Verdict>)>,
     pub rules: Vec<(At<String>, At<Verdict>)>,
     pub commands: Vec<CommandRule>,
+    /// `[paths]` lists: `None` when the layer does not set the key.
+    pub denylist: Option<Vec<At<String>>>,
+    pub secret_read: Option<Vec<At<String>>>,
+    pub secret_read_except: Option<Vec<At<String>>>,
+    pub migration_session: Option<At<bool>>,
 }
 
 struct Reader<'a> {
@@ -97,7 +102,7 @@ impl Reader<'_> {
     }
 
     fn root(&mut self, doc: &DeTable<'_>, layer: &mut Layer) {
-        const KNOWN: &[&str] = &["version", "gate", "workspace", "tools", "rules", "commands"];
+        const KNOWN: &[&str] = &["version", "gate", "workspace", "paths", "tools", "rules", "commands"];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
                 "version" => match v.get_ref() {
@@ -112,6 +117,11 @@ impl Reader<'_> {
                 "workspace" => {
                     if let Some(t) = self.table(v, "[workspace]") {
                         self.workspace(t, layer);
+                    }
+                }
+                "paths" => {
+                    if let Some(t) = self.table(v, "[paths]") {
+                        self.paths(t, layer);
                     }
                 }
                 "tools" => {
@@ -184,6 +194,58 @@ impl Reader<'_> {
                     }
                 }
                 _ => self.unknown_key(k, "[workspace]", KNOWN),
+            }
+        }
+    }
+
+    fn paths(&mut self, t: &DeTable<'_>, layer: &mut Layer) {
+        const KNOWN: &[&str] = &["denylist", "secret_read", "secret_read_except", "migration_session"];
+        for (k, v) in t.iter() {
+            let key = k.get_ref().as_ref();
+            match key {
+                "denylist" | "secret_read" | "secret_read_except" => {
+                    let list = self.strings(v, &format!("paths.{key}"));
+                    for p in &list {
+                        if let Err(e) =
+                            globset::GlobBuilder::new(p.value.trim_start_matches("~/")).literal_separator(true).build()
+                        {
+                            self.err(
+                                p.span.clone(),
+                                "policy-value",
+                                format!("paths.{key} pattern `{}` is not a valid glob: {e}", p.value),
+                            );
+                        }
+                    }
+                    if key == "secret_read_except" && self.kind == LayerKind::Project {
+                        self.err(v.span(), "policy-loosens", "a project policy may not add exceptions to the secret paths; put secret_read_except in the user policy");
+                        continue;
+                    }
+                    let slot = match key {
+                        "denylist" => &mut layer.denylist,
+                        "secret_read" => &mut layer.secret_read,
+                        _ => &mut layer.secret_read_except,
+                    };
+                    *slot = Some(list);
+                }
+                "migration_session" => match v.get_ref() {
+                    DeValue::Boolean(b) => {
+                        if *b && self.kind == LayerKind::Project {
+                            self.err(
+                                v.span(),
+                                "policy-loosens",
+                                "only the user policy may declare a human-supervised migration session",
+                            );
+                        } else {
+                            layer.migration_session = Some(At { value: *b, span: v.span() });
+                        }
+                    }
+                    other => self.err(
+                        v.span(),
+                        "policy-type",
+                        format!("paths.migration_session must be a boolean, found {}", other.type_str()),
+                    ),
+                },
+                _ => self.unknown_key(k, "[paths]", KNOWN),
             }
         }
     }

@@ -232,6 +232,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         Ok(p) => p,
         Err((code, msg)) => return fail(code, &msg),
     };
+    let hold = crate::escalation::current(&p.state, &p.workspace);
     let mode =
         ev.obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
     let decision = match Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace))) {
@@ -242,13 +243,41 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 cwd: ev.cwd.clone(),
                 session: Some(ev.session.to_string()),
             };
-            let ctx = Context::new(&p.workspace).with_home(env.home.as_deref()).with_mode(mode);
+            let ctx = Context::new(&p.workspace)
+                .with_home(env.home.as_deref())
+                .with_mode(mode)
+                .with_protected(Some(&p.state), env.user_policy().as_deref())
+                .with_hold(hold.as_ref().map(|h| format!("{} (placed {} by session {})", h.reason, h.time, h.session)));
             Gate::new(&policy).evaluate(&call, &ctx)
         }
         Err(e) => Decision::fail_closed(
             POLICY_INVALID,
             format!("The loopguard policy does not load, so every call is denied until a human fixes it: {e}"),
         ),
+    };
+    // A denylisted path: put the run on hold and tell a human, before answering.
+    let mut escalation_error = None;
+    let placed = match decision.reasons().iter().find(|r| r.code == PATH_DENYLISTED) {
+        Some(r) if hold.is_none() => {
+            let h = crate::escalation::Hold {
+                time: jiff::Timestamp::now()
+                    .round(jiff::Unit::Second)
+                    .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string()),
+                session: ev.session.to_string(),
+                tool: tool.to_string(),
+                reason: r.message.clone(),
+            };
+            let path = r.target.clone().unwrap_or_default();
+            let rule = r.pattern.clone().unwrap_or_default();
+            match crate::escalation::escalate(&p.state, &p.workspace, &h, &path, &rule) {
+                Ok(()) => true,
+                Err(e) => {
+                    escalation_error = Some(e.to_string());
+                    false
+                }
+            }
+        }
+        _ => false,
     };
     let mut e = new_event(ev, EventKind::PreToolUse);
     e.decision = Some(decision.verdict().as_str().into());
@@ -258,6 +287,9 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "risk": decision.risk().as_str(),
         "required": decision.required_level().as_str(),
         "effective": decision.effective_level().map(|l| l.as_str()),
+        "self_protection": decision.codes().iter().any(|c| c == SELF_PROTECTION),
+        "hold_placed": placed,
+        "escalation_error": escalation_error,
     }));
     let decision = match write(&p.log, e) {
         Ok(()) => decision,
@@ -268,6 +300,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             format!("{msg}; without evidence nothing runs."),
         )),
     };
+    if placed {
+        let mut h = new_event(ev, EventKind::HoldPlaced);
+        h.reasons = vec![PATH_DENYLISTED.to_string()];
+        // The decision is already a deny; a failed write here is reported by `audit verify` gaps.
+        let _ = p.log.append(h);
+    }
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
     let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
     answer(&decision)

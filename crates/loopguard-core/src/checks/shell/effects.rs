@@ -53,6 +53,12 @@ pub struct Effects {
     pub remote_script: Option<String>,
     /// Shell text that runs here later (alias values).
     pub local_scripts: Vec<String>,
+    /// Paths staged for a commit (`git add`), relative to the git base.
+    pub stages: Vec<Target>,
+    /// Stages every changed file (`git add -A`, `git add .`, `git commit -a`): the base directory.
+    pub stages_all: Option<String>,
+    /// Symbolic links created: (link path, link target as written).
+    pub links: Vec<(String, String)>,
 }
 
 impl Default for Effects {
@@ -67,6 +73,9 @@ impl Default for Effects {
             inline_code: None,
             remote_script: None,
             local_scripts: Vec::new(),
+            stages: Vec::new(),
+            stages_all: None,
+            links: Vec::new(),
         }
     }
 }
@@ -459,6 +468,15 @@ fn copy_like(c: &Command, p: &str, e: &mut Effects) {
         },
     };
     let dest_dynamic = a.operands.last().is_some_and(|w| w.dynamic);
+    // `ln -s TARGET LINK`: later paths through LINK lead to TARGET.
+    if p == "ln"
+        && a.has(&["-s", "--symbolic"])
+        && sources.len() == 1
+        && !dest_dynamic
+        && let (Some(d), Some(src)) = (&dest, sources.first())
+    {
+        e.links.push((d.clone(), src.text.clone()));
+    }
     if let Some(d) = dest {
         e.writes.push(Target { path: d, dynamic: dest_dynamic, broad: None });
     }

@@ -166,6 +166,53 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
             }
         }
         "fetch" | "ls-remote" => e.network.push("git remote".into()),
+        "add" | "stage" | "commit" => {
+            let base = c
+                .args
+                .iter()
+                .position(|w| w.text == "-C")
+                .and_then(|i| c.args.get(i + 1))
+                .map_or(".", |w| w.text.as_str())
+                .to_string();
+            let mut skip = false;
+            let mut files = Vec::new();
+            for a in &rest {
+                if skip {
+                    skip = false;
+                    continue;
+                }
+                if matches!(
+                    a.as_str(),
+                    "-m" | "--message"
+                        | "-F"
+                        | "--file"
+                        | "-C"
+                        | "-c"
+                        | "--author"
+                        | "--date"
+                        | "--fixup"
+                        | "--squash"
+                        | "--pathspec-from-file"
+                        | "-t"
+                        | "--template"
+                ) {
+                    skip = true;
+                } else if !a.starts_with('-') {
+                    files.push(a.clone());
+                }
+            }
+            let all_flag = rest.iter().any(|a| {
+                matches!(a.as_str(), "-A" | "--all" | "-u" | "--update")
+                    || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('a') && sub == "commit")
+            });
+            if all_flag || files.iter().any(|f| f == "." || f == ":/" || f == "*") {
+                e.stages_all = Some(base.clone());
+            }
+            for f in files.into_iter().filter(|f| f != "." && f != ":/") {
+                let path = if base == "." { f } else { format!("{}/{f}", base.trim_end_matches('/')) };
+                e.stages.push(super::effects::Target { path, dynamic: false, broad: None });
+            }
+        }
         _ => {}
     }
     repository_writes(c, sub, &rest, e);

@@ -208,6 +208,19 @@ pub fn ops(c: &Command, e: &mut Effects) {
         },
         "aws" | "gcloud" | "az" | "doctl" | "flyctl" | "fly" | "heroku" | "vercel" | "netlify" | "wrangler"
         | "firebase" => cloud(c, &w, e),
+        "loopguard" => {
+            // What only a human may do: the agent must not lift its own limits.
+            let human_only = matches!(
+                s1,
+                Some("reset" | "break-glass" | "yolo" | "approve" | "grant" | "operator" | "install" | "uninstall")
+            ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
+                || (s1 == Some("hold") && matches!(s2, Some("release")));
+            if human_only {
+                e.op(SELF_PROTECTION, RiskLevel::Critical, format!("`loopguard {}` is for humans only.", w.join(" ")));
+            } else {
+                e.level = AutonomyLevel::Observe;
+            }
+        }
         "ansible" | "ansible-playbook" | "salt" | "chef-client" | "puppet" => level(e, AutonomyLevel::Operate),
         "systemctl" | "service" | "launchctl" => {
             let verb = if p == "service" { s2 } else { s1 };

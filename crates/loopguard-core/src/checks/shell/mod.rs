@@ -16,7 +16,7 @@ pub use effects_git::is_protected;
 pub use lex::{MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
 pub use unwrap::{Command, Head, commands};
 
-use crate::checks::paths::{PathValidator, is_credential_path, resolve, resolve_under};
+use crate::checks::paths::{Access, PathValidator, resolve, resolve_under};
 use crate::policy::CommandRule;
 use crate::reasons::*;
 use crate::{AutonomyLevel, Context, Finding, RiskLevel, Verdict};
@@ -100,6 +100,7 @@ fn analyze_at(
         cwd_moved: None,
         cwd_known: true,
         predicted: Vec::new(),
+        links: Vec::new(),
         ctx,
         paths,
         workspace: OnceCell::new(),
@@ -200,8 +201,11 @@ struct Analysis<'a> {
     cwd_known: bool,
     /// Resolved write and delete targets, for previews and for the differential test.
     predicted: Vec<PathBuf>,
+    /// Symbolic links this command line creates (resolved link path → resolved target): paths
+    /// through them are followed as the kernel will once the link exists.
+    links: Vec<(PathBuf, PathBuf)>,
     ctx: &'a Context,
-    paths: &'a PathValidator,
+    paths: &'a PathValidator<'a>,
     /// Resolved on first use: most command lines never need them.
     workspace: OnceCell<PathBuf>,
     home: OnceCell<Option<PathBuf>>,
@@ -285,6 +289,14 @@ impl Analysis<'_> {
         for t in &e.writes {
             self.target(&program, t, false);
         }
+        for (link, target) in &e.links {
+            if let Ok(l) = self.resolve_here(link) {
+                let base = l.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+                if let Ok(t) = resolve_under(&base, Path::new(target)) {
+                    self.links.push((l, t));
+                }
+            }
+        }
         if c.dynamic_operands
             && e.deletes.is_empty()
             && matches!(program.as_str(), "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown")
@@ -296,6 +308,13 @@ impl Analysis<'_> {
         }
         for t in &e.reads {
             self.read(&program, &t.path, t.dynamic);
+        }
+        for t in &e.stages {
+            let found = self.paths.check_under(&t.path, self.cwd(), "`git add` of", Access::Stage);
+            self.findings.extend(found);
+        }
+        if let Some(base) = &e.stages_all {
+            self.stage_all(base);
         }
         for o in &e.ops {
             self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
@@ -343,6 +362,21 @@ impl Analysis<'_> {
                 Err(_) => self.cwd_known = false,
             },
         }
+    }
+
+    /// Resolves `raw` from the current directory, following links made earlier in the line.
+    fn resolve_here(&self, raw: &str) -> Result<PathBuf, crate::checks::paths::PathError> {
+        let mut p = resolve_under(self.cwd(), Path::new(raw))?;
+        for _ in 0..MAX_DEPTH {
+            let Some((link, target)) = self.links.iter().find(|(l, _)| p.starts_with(l)) else { break };
+            let rest = p.strip_prefix(link).unwrap_or(Path::new(""));
+            let next = resolve(&target.join(rest), Path::new("/"))?;
+            if next == p {
+                break;
+            }
+            p = next;
+        }
+        Ok(p)
     }
 
     /// Whether a path is relative to a directory only known at run time.
@@ -405,8 +439,29 @@ impl Analysis<'_> {
         }
         let what = if delete { format!("`{program}` deletes") } else { format!("`{program}` writes") };
         let raw = if delete { strip_glob(&t.path) } else { t.path.as_str() };
-        if let Some(f) = self.paths.check_write_under(raw, self.cwd(), &what) {
-            self.findings.push(f);
+        let access = if delete { Access::Delete } else { Access::Write };
+        let found = self.paths.check_resolved(raw, self.resolve_here(raw), &what, access);
+        self.findings.extend(found);
+    }
+
+    /// `git add -A` and friends stage every changed file: ask git which files those are, and check
+    /// each against the denylist. If git cannot tell, a human must confirm.
+    fn stage_all(&mut self, base: &str) {
+        if !self.paths.has_denylist() {
+            return;
+        }
+        let Ok(dir) = resolve_under(self.cwd(), Path::new(base)) else { return };
+        match changed_files(&dir) {
+            Some(files) => {
+                for f in files {
+                    let found = self.paths.check_under(&f, &dir, "`git add` (all changes) of", Access::Stage);
+                    self.findings.extend(found);
+                }
+            }
+            None => self.findings.push(
+                Finding::new(SHELL_DYNAMIC, Verdict::Ask, RiskLevel::High, format!("`git add` stages every change in `{base}`, and git could not list them to check against the denylist."))
+                    .with_remedy("stage the files you changed by name."),
+            ),
         }
     }
 
@@ -414,14 +469,10 @@ impl Analysis<'_> {
         if dynamic {
             return;
         }
-        if let Ok(real) = resolve_under(self.cwd(), Path::new(strip_glob(raw)))
-            && is_credential_path(&real, self.home())
+        if let Ok(real) = self.resolve_here(strip_glob(raw))
+            && let Some(f) = self.paths.check_read(raw, &real, &format!("`{program}` of"))
         {
-            self.findings.push(op_finding(
-                CREDENTIAL_READ,
-                RiskLevel::Critical,
-                format!("`{program}` reads `{raw}`, which holds credentials."),
-            ));
+            self.findings.push(f);
         }
     }
 
@@ -463,8 +514,9 @@ impl Analysis<'_> {
                     format!("The redirection target `{t}` is only known at run time."),
                     "redirect to a literal path inside the workspace.",
                 );
-            } else if let Some(f) = self.paths.check_write_under(t, self.cwd(), "Redirection target") {
-                self.findings.push(f);
+            } else {
+                let found = self.paths.check_resolved(t, self.resolve_here(t), "Redirection target", Access::Write);
+                self.findings.extend(found);
             }
         }
     }
@@ -484,7 +536,8 @@ impl Analysis<'_> {
                 h.program.as_str(),
                 "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
             ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
-                resolve_under(this.cwd(), Path::new(strip_glob(a))).is_ok_and(|p| is_credential_path(&p, this.home()))
+                resolve_under(this.cwd(), Path::new(strip_glob(a)))
+                    .is_ok_and(|p| this.paths.check_read(a, &p, "").is_some())
             })
         };
         let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
@@ -567,7 +620,7 @@ impl Analysis<'_> {
         let inline = e.inline_code.as_deref().map(inline_shell_commands).unwrap_or_default();
         {
             for script in inline.iter().chain(&e.local_scripts) {
-                let r = analyze_at(&script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                let r = analyze_at(script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
@@ -734,6 +787,30 @@ fn is_fork_bomb(cmd: &str) -> bool {
         from = at + 3;
     }
     false
+}
+
+/// The files `git status` reports as changed or untracked under `dir` (relative to `dir`), or
+/// `None` when git cannot say (not a repository, git missing, bad output).
+fn changed_files(dir: &Path) -> Option<Vec<String>> {
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let top =
+        std::process::Command::new("git").args(["rev-parse", "--show-toplevel"]).current_dir(dir).output().ok()?;
+    let top = PathBuf::from(String::from_utf8(top.stdout).ok()?.trim());
+    let mut files = Vec::new();
+    for entry in out.stdout.split(|b| *b == 0).filter(|e| e.len() > 3) {
+        let rel = std::str::from_utf8(&entry[3..]).ok()?;
+        files.push(top.join(rel).to_string_lossy().into_owned());
+    }
+    Some(files)
 }
 
 /// The branch checked out in the repository around `cwd`, read from `.git/HEAD`.
