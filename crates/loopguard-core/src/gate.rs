@@ -98,7 +98,10 @@ impl<'p> Gate<'p> {
                 ToolKind::FileWrite => {
                     let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
                     match target {
-                        Some(p) => findings.extend(paths().check_write(p, &call.cwd, &format!("{} target", call.tool))),
+                        Some(p) => {
+                            let p = expand_home(p, ctx.home.as_deref());
+                            findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)))
+                        }
                         None => findings.push(invalid_input(&call.tool, "`file_path` is missing or not a string")),
                     }
                 }
@@ -160,6 +163,18 @@ impl<'p> Gate<'p> {
         }
         Decision::from_findings(findings, base_risk, required, effective)
     }
+}
+
+/// `~/x` and `$HOME/x` in a tool's path mean the home directory, whatever the tool itself does
+/// with them: check the place they could reach.
+fn expand_home(p: &str, home: Option<&std::path::Path>) -> String {
+    let Some(h) = home.and_then(|h| h.to_str()) else { return p.to_string() };
+    for prefix in ["~/", "$HOME/", "${HOME}/"] {
+        if let Some(rest) = p.strip_prefix(prefix) {
+            return format!("{h}/{rest}");
+        }
+    }
+    if matches!(p, "~" | "$HOME" | "${HOME}") { h.to_string() } else { p.to_string() }
 }
 
 fn invalid_input(tool: &str, what: &str) -> Finding {

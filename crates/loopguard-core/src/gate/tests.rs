@@ -180,3 +180,19 @@ not_match = ["rm build", "rm -rf target"]
     assert!(d.explain().contains("release artifacts"));
     assert_eq!(eval(&p, "Bash", json!({"command": "rm -rf target"}), ws.path()).verdict(), Verdict::Allow);
 }
+
+#[test]
+fn tilde_and_home_in_tool_paths_mean_the_home_directory() {
+    let ws = ws();
+    let home = tempfile::tempdir().unwrap();
+    let policy = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_home(Some(home.path()));
+    let gate = Gate::new(&policy);
+    for p in ["~/.bashrc", "$HOME/.profile", "${HOME}/x"] {
+        let d = gate.evaluate(&ToolCall::new("Write", json!({ "file_path": p }), ws.path()), &ctx);
+        assert_eq!(d.codes(), ["path-outside-workspace"], "{p}");
+    }
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    let d = gate.evaluate(&ToolCall::new("Read", json!({ "file_path": "~/.ssh/id_ed25519" }), ws.path()), &ctx);
+    assert_eq!(d.codes(), ["credential-read"]);
+}
