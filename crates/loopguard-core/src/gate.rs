@@ -113,6 +113,7 @@ impl<'p> Gate<'p> {
         if ctx.mode == ExecutionMode::Plan {
             effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
         }
+        findings.extend(secrets_in_arguments(call));
         if let Some(hold) = &ctx.hold
             && required >= AutonomyLevel::Implement
         {
@@ -163,6 +164,51 @@ impl<'p> Gate<'p> {
         }
         Decision::from_findings(findings, base_risk, required, effective)
     }
+}
+
+/// Secrets in what the call would send or write. `old_string` is left out: removing a leaked key
+/// from a file must stay possible.
+fn secrets_in_arguments(call: &ToolCall) -> Vec<Finding> {
+    fn strings<'a>(v: &'a serde_json::Value, key: &str, out: &mut Vec<(String, &'a str)>) {
+        match v {
+            serde_json::Value::String(s) if key != "old_string" => out.push((key.to_string(), s)),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, key, out)),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| strings(x, k, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(&call.input, "", &mut all);
+    let scanner = loopguard_secrets::Scanner::builtin();
+    let mut out = Vec::new();
+    for (key, text) in all {
+        for f in scanner.scan(text) {
+            let (verdict, risk) = match f.severity {
+                loopguard_secrets::Severity::Critical => (Verdict::Deny, RiskLevel::Critical),
+                loopguard_secrets::Severity::High => (Verdict::Ask, RiskLevel::High),
+                _ => continue,
+            };
+            out.push(
+                Finding::new(
+                    SECRET_IN_ARGUMENTS,
+                    verdict,
+                    risk,
+                    format!(
+                        "`{}` {} holds a {} (`{}`, line {}).",
+                        call.tool,
+                        if key.is_empty() { "input".to_string() } else { format!("`{key}`") },
+                        f.description,
+                        f.rule,
+                        f.line
+                    ),
+                )
+                .with_remedy(
+                    "read the value from the environment or a secret store at run time instead of writing it out.",
+                ),
+            );
+        }
+    }
+    out
 }
 
 /// `~/x` and `$HOME/x` in a tool's path mean the home directory, whatever the tool itself does

@@ -42,6 +42,7 @@ codes! {
     PATH_DENYLISTED = "path-denylisted": "Modifying, deleting or staging a path on the absolute denylist: denied, the run is put on hold, and STATE.md gets an escalation.";
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
+    SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
     RUN_ON_HOLD = "run-on-hold": "The run is on hold after a denylisted path was touched: every write is denied until a human releases the hold.";
     HOOK_INPUT_INVALID = "hook-input-invalid": "The hook's stdin is not the JSON object the host protocol describes.";
     HOOK_INPUT_TOO_LARGE = "hook-input-too-large": "The hook's stdin is larger than 1 MiB.";
@@ -117,6 +118,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_REMOTE_EXEC,
     SHELL_INLINE_CODE,
     PATH_HARDLINK,
+    SECRET_IN_ARGUMENTS,
 ];
 
 /// Whether a code is a built-in reason code.

@@ -166,3 +166,39 @@ fn real_claude_code_project_policy_with_a_syntax_error_denies() {
     assert!(is_error);
     assert!(reason.contains("[policy-invalid]") && reason.contains("policy.toml:1:"), "{reason}");
 }
+
+#[test]
+fn real_claude_code_sees_tool_output_with_secrets_redacted() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    // Built at run time so the source holds no literal key.
+    let aws = format!("AKIA{}", "Q7RZ2M5K3W6X4N2P");
+    let gh = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    sb.write("notes.txt", &format!("deploy notes\ntoken: {gh}\n"));
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": format!("printf 'key=%s\\n' {aws}"), "description": "print"}},
+            {"tool": "Read", "input": {"file_path": sb.ws.join("notes.txt")}},
+            {"tool": "Bash", "input": {"command": "cat notes.txt", "description": "show"}},
+            {"text": "finished"}
+        ]),
+    );
+    // The Bash call itself carries a critical secret in its arguments: it is denied before it runs.
+    let (first, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the Bash call");
+    assert!(is_error && first.contains("[secret-in-arguments]"), "{first}");
+    assert!(!first.contains(&aws), "the deny reason must not echo the key: {first}");
+    // The Read of a file holding a token runs, but the model sees it redacted.
+    let (read, _) = tool_result(&run, "toolu_e2e_1").expect("a result for the Read");
+    assert!(read.contains("deploy notes"), "{read}");
+    assert!(read.contains("ghp_…[REDACTED:github-pat]"), "{read}");
+    assert!(!read.contains(&gh), "the token reached the model: {read}");
+    // So does a Bash command whose output holds it (Bash's own stdout/stderr shape).
+    let (bash, is_error) = tool_result(&run, "toolu_e2e_2").expect("a result for the cat");
+    assert!(!is_error, "{bash}");
+    assert!(bash.contains("ghp_…[REDACTED:github-pat]") && !bash.contains(&gh), "{bash}");
+    for r in &run.requests {
+        assert!(!r.to_string().contains(&gh), "the token reached the API");
+    }
+}

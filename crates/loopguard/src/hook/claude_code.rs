@@ -151,7 +151,12 @@ pub fn handle(bytes: &[u8], env: &Env) -> HookOutcome {
     let ev = Event { obj, name: &name, session, cwd };
     let result = match ev.name {
         "PreToolUse" => return pre_tool_use(&ev, env),
-        "PostToolUse" | "PostToolUseFailure" => post_tool_use(&ev, env),
+        "PostToolUse" | "PostToolUseFailure" => {
+            return match post_tool_use(&ev, env) {
+                Ok(stdout) => HookOutcome { stdout, stderr: String::new(), exit: 0 },
+                Err((code, msg)) => fail(code, &msg),
+            };
+        }
         "SessionStart" => session_start(&ev, env),
         "SessionEnd" => session_end(&ev, env),
         "UserPromptSubmit" => user_prompt(&ev, env),
@@ -311,9 +316,31 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     answer(&decision)
 }
 
-fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {
-    let p = place(ev, env)?;
+/// Audits the result and redacts secrets out of it. The redacted response keeps the tool's own
+/// shape exactly (only string contents change): Claude Code ignores an `updatedToolOutput` of
+/// another shape and passes the original through.
+fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, String)> {
     let failed = ev.name == "PostToolUseFailure";
+    let scanner = loopguard_secrets::Scanner::builtin();
+    let (stdout, redacted) = match ev.obj.get("tool_response") {
+        Some(resp) if !failed => {
+            let (clean, n) = loopguard_secrets::redact_json(resp, scanner);
+            let out = if n > 0 {
+                let v = json!({ "hookSpecificOutput": { "hookEventName": "PostToolUse", "updatedToolOutput": clean } });
+                format!("{v}\n")
+            } else {
+                String::new()
+            };
+            (out, n)
+        }
+        _ => (String::new(), 0),
+    };
+    let p = match place(ev, env) {
+        Ok(p) => p,
+        // The redaction still goes out: secrets must not reach the model even if the log fails.
+        Err(_) if !stdout.is_empty() => return Ok(stdout),
+        Err(e) => return Err(e),
+    };
     let mut e = new_event(ev, if failed { EventKind::PostToolUseFailure } else { EventKind::PostToolUse });
     let size = |k: &str| ev.obj.get(k).map(|v| v.to_string().len());
     e.details = Some(json!({
@@ -321,8 +348,13 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
         "error_bytes": size("error"),
         "is_interrupt": ev.obj.get("is_interrupt").and_then(Value::as_bool),
         "duration_ms": ev.obj.get("duration_ms").and_then(Value::as_u64),
+        "secrets_redacted": redacted,
     }));
-    write(&p.log, e)
+    match write(&p.log, e) {
+        Ok(()) => Ok(stdout),
+        Err(_) if !stdout.is_empty() => Ok(stdout),
+        Err(e) => Err(e),
+    }
 }
 
 fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> {

@@ -1,0 +1,86 @@
+//! Secret scanning cost: `cargo bench -p loopguard-secrets --bench scan`.
+//! Goals (issue 5): scanning and redacting a 10 KB tool output ≤ 50 µs in-process; throughput on
+//! a large real source tree (the cargo registry sources on this machine) — goal ≥ 500 MB/s.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use divan::{Bencher, black_box};
+use loopguard_secrets::Scanner;
+
+fn main() {
+    divan::main();
+}
+
+/// A 10 KB build log with two secrets in it.
+fn tool_output() -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < 10 * 1024 {
+        s.push_str(&format!("   Compiling crate-{i} v0.1.{i} (/home/dev/project/crates/crate-{i})\n"));
+        if i == 40 {
+            s.push_str("export GITHUB_TOKEN=ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A\n");
+        }
+        if i == 80 {
+            s.push_str("DATABASE_URL=postgres://app:Zq8vN2kP4mX7rT1w@db:5432/app\n");
+        }
+        i += 1;
+    }
+    s
+}
+
+#[divan::bench]
+fn scan_and_redact_10kb_output(b: Bencher) {
+    let s = Scanner::builtin();
+    let text = tool_output();
+    let _ = s.redact(&text); // compile the rules the text needs once, as a warm process would
+    b.counter(divan::counter::BytesCount::new(text.len())).bench_local(|| black_box(s.redact(black_box(&text))));
+}
+
+#[divan::bench]
+fn scan_10kb_clean_output(b: Bencher) {
+    let s = Scanner::builtin();
+    let text: String = tool_output()
+        .lines()
+        .filter(|l| !l.contains("ghp_") && !l.contains("postgres"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    b.counter(divan::counter::BytesCount::new(text.len())).bench_local(|| black_box(s.scan(black_box(&text))));
+}
+
+/// Real source code: the `.rs` files of the crates in the cargo registry (up to 64 MB).
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn throughput_cargo_registry_sources(b: Bencher) {
+    let mut corpus = Vec::new();
+    let home = std::env::var("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo"));
+    let mut stack = vec![home.join("registry/src")];
+    let mut total = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && total < 64 << 20
+                && let Ok(t) = std::fs::read_to_string(&p)
+            {
+                total += t.len();
+                corpus.push(t);
+            }
+        }
+    }
+    let s = Scanner::builtin();
+    for t in corpus.iter().take(50) {
+        let _ = s.scan(t);
+    }
+    eprintln!("corpus: {} files, {:.1} MB", corpus.len(), total as f64 / 1e6);
+    b.counter(divan::counter::BytesCount::new(total)).bench_local(|| {
+        let mut n = 0;
+        for t in &corpus {
+            n += s.scan(t).len();
+        }
+        black_box(n)
+    });
+}

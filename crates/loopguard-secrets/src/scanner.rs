@@ -1,0 +1,401 @@
+use crate::rules::{BUILTIN_RULES, Rule, Severity};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::Regex;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::ops::Range;
+use std::sync::OnceLock;
+
+/// One secret found in a text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SecretFinding {
+    /// The rule that found it.
+    pub rule: &'static str,
+    /// What it is.
+    pub description: &'static str,
+    /// How bad.
+    pub severity: Severity,
+    /// Byte range of the secret itself.
+    pub span: Range<usize>,
+    /// 1-based line of the secret's start.
+    pub line: usize,
+    /// Shannon entropy of the secret, bits per char.
+    pub entropy: f32,
+    /// First 16 hex digits of SHA-256 of the secret: the same secret has the same fingerprint
+    /// wherever it appears (never its position).
+    pub fingerprint: String,
+}
+
+/// Weighted severity of a set of findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Sum of severity weights.
+    pub score: u32,
+    /// The highest single weight (what one finding alone risks).
+    pub risk_score: u32,
+    /// Any critical finding.
+    pub has_critical: bool,
+    /// Any high finding.
+    pub has_high: bool,
+}
+
+impl Summary {
+    /// Summarises findings.
+    pub fn of(findings: &[SecretFinding]) -> Self {
+        Summary {
+            score: findings.iter().map(|f| f.severity.weight()).sum(),
+            risk_score: findings.iter().map(|f| f.severity.weight()).max().unwrap_or(0),
+            has_critical: findings.iter().any(|f| f.severity == Severity::Critical),
+            has_high: findings.iter().any(|f| f.severity == Severity::High),
+        }
+    }
+}
+
+/// A compiled rule set. Regexes compile on first use: most texts hit no keyword at all.
+#[derive(Debug)]
+pub struct Scanner {
+    rules: Vec<Rule>,
+    prefilter: Option<AhoCorasick>,
+    /// Keyword pattern index → rule index.
+    keyword_rule: Vec<usize>,
+    regexes: Vec<OnceLock<Option<Regex>>>,
+}
+
+/// Texts longer than this are scanned in full but never with a window larger than this around a hit.
+const WIDE_WINDOW: usize = 8 * 1024;
+
+impl Scanner {
+    /// loopguard's built-in rules, compiled once per process.
+    pub fn builtin() -> &'static Scanner {
+        static S: OnceLock<Scanner> = OnceLock::new();
+        S.get_or_init(|| Scanner::new(BUILTIN_RULES.to_vec()))
+    }
+
+    /// A scanner over `rules`.
+    pub fn new(rules: Vec<Rule>) -> Self {
+        let mut keywords = Vec::new();
+        let mut keyword_rule = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            for k in r.keywords {
+                keywords.push(k.to_ascii_lowercase());
+                keyword_rule.push(i);
+            }
+        }
+        let prefilter = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&keywords)
+            .ok();
+        let regexes = rules.iter().map(|_| OnceLock::new()).collect();
+        Scanner { rules, prefilter, keyword_rule, regexes }
+    }
+
+    fn regex(&self, i: usize) -> Option<&Regex> {
+        self.regexes.get(i)?.get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(r.regex).ok())).as_ref()
+    }
+
+    /// Every secret in `text`, in order, without overlaps (the more severe wins).
+    pub fn scan(&self, text: &str) -> Vec<SecretFinding> {
+        let Some(pre) = &self.prefilter else { return Vec::new() };
+        // Per rule, the windows around its keyword hits, merged.
+        let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
+        for m in pre.find_overlapping_iter(text) {
+            let Some(&ri) = self.keyword_rule.get(m.pattern().as_usize()) else { continue };
+            let w = self.window(text, m.start(), ri);
+            let list = &mut windows[ri];
+            match list.last_mut() {
+                Some(last) if w.start <= last.end => last.end = last.end.max(w.end),
+                _ => list.push(w),
+            }
+        }
+        let mut found: Vec<SecretFinding> = Vec::new();
+        for (ri, list) in windows.iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let Some(re) = self.regex(ri) else { continue };
+            let rule = &self.rules[ri];
+            for w in list {
+                let slice = &text[w.clone()];
+                for caps in re.captures_iter(slice) {
+                    let Some(m) = caps.get(rule.group) else { continue };
+                    let secret = m.as_str();
+                    let entropy = shannon(secret);
+                    if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
+                        continue;
+                    }
+                    if is_placeholder(secret) || (rule.id == "generic-secret-assignment" && is_benign_value(secret)) {
+                        continue;
+                    }
+                    let span = w.start + m.start()..w.start + m.end();
+                    found.push(SecretFinding {
+                        rule: rule.id,
+                        description: rule.description,
+                        severity: rule.severity,
+                        line: text[..span.start].matches('\n').count() + 1,
+                        span,
+                        entropy,
+                        fingerprint: fingerprint(secret),
+                    });
+                }
+            }
+        }
+        // Overlaps: keep the most severe (then the longest).
+        found.sort_by(|a, b| {
+            a.span.start.cmp(&b.span.start).then(b.severity.cmp(&a.severity)).then(b.span.len().cmp(&a.span.len()))
+        });
+        let mut out: Vec<SecretFinding> = Vec::with_capacity(found.len());
+        for f in found {
+            match out.last_mut() {
+                Some(last) if f.span.start < last.span.end => {
+                    if f.severity > last.severity {
+                        *last = f;
+                    }
+                }
+                _ => out.push(f),
+            }
+        }
+        out
+    }
+
+    /// The text to run a rule's regex on around a keyword hit: the hit's line (multi-line rules:
+    /// a wide window).
+    fn window(&self, text: &str, at: usize, ri: usize) -> Range<usize> {
+        let multiline = self.rules[ri].regex.contains("[\\s\\S]") || self.rules[ri].id == "private-key";
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let start = floor_char(text, line_start.max(at.saturating_sub(WIDE_WINDOW)));
+        let end = if multiline {
+            floor_char(text, (at + WIDE_WINDOW).min(text.len()))
+        } else {
+            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            floor_char(text, line_end.min(at + WIDE_WINDOW))
+        };
+        start..end.max(start)
+    }
+
+    /// `text` with every secret replaced by `prefix…[REDACTED:rule]` (the prefix only where it
+    /// names the kind, like `ghp_`). Idempotent.
+    pub fn redact(&self, text: &str) -> String {
+        let found = self.scan(text);
+        if found.is_empty() {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for f in &found {
+            out.push_str(&text[last..f.span.start]);
+            let secret = &text[f.span.clone()];
+            out.push_str(&kind_prefix(secret, f.rule));
+            out.push_str("…[REDACTED:");
+            out.push_str(f.rule);
+            out.push(']');
+            last = f.span.end;
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The public prefix that names a token's kind (`ghp_`, `AKIA`, `sk-ant-`, `xoxb-`), if any.
+fn kind_prefix(secret: &str, rule: &str) -> String {
+    const PREFIXES: &[&str] = &[
+        "github_pat_",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xoxr-",
+        "xoxs-",
+        "sk_live_",
+        "rk_live_",
+        "sk_test_",
+        "rk_test_",
+        "sk-ant-",
+        "sk-proj-",
+        "sk-svcacct-",
+        "sk-admin-",
+        "hf_",
+        "npm_",
+        "pypi-",
+        "dop_v1_",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "SG.",
+        "eyJ",
+    ];
+    let _ = rule;
+    PREFIXES.iter().find(|p| secret.starts_with(**p)).map_or_else(String::new, |p| p.to_string())
+}
+
+/// Shannon entropy in bits per character.
+pub fn shannon(s: &str) -> f32 {
+    let mut counts = [0u32; 256];
+    let bytes = s.as_bytes();
+    for &b in bytes {
+        counts[b as usize] += 1;
+    }
+    let n = bytes.len() as f32;
+    if n == 0.0 {
+        return 0.0;
+    }
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f32 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+fn fingerprint(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Placeholders, templates and masked values: never secrets.
+fn is_placeholder(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.contains("[redacted")
+        || l.contains("${")
+        || l.contains("{{")
+        || l.contains("}}")
+        || (l.starts_with('<') && l.ends_with('>'))
+        || l.starts_with('$')
+        || l.contains("xxxx")
+        || l.contains("****")
+        || l.contains("...")
+        || l.contains('…')
+        || [
+            "example",
+            "changeme",
+            "change_me",
+            "placeholder",
+            "your_",
+            "your-",
+            "yourpassword",
+            "dummy",
+            "redacted",
+            "sample",
+            "insert",
+            "replace",
+            "todo",
+            "fake",
+            "notreal",
+            "abc123",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+        || s.chars().all(|c| c == s.chars().next().unwrap_or(' '))
+        || matches!(
+            l.as_str(),
+            "password"
+                | "passwd"
+                | "pass"
+                | "pwd"
+                | "secret"
+                | "token"
+                | "changeit"
+                | "admin"
+                | "root"
+                | "test"
+                | "user"
+                | "guest"
+                | "letmein"
+                | "hunter2"
+                | "qwerty"
+                | "123456"
+                | "12345678"
+                | "password123"
+        )
+}
+
+/// Values of a generic assignment that are lookups, code or hashes, not secrets.
+fn is_benign_value(v: &str) -> bool {
+    let l = v.to_ascii_lowercase();
+    let hex = v.chars().all(|c| c.is_ascii_hexdigit());
+    let uuid = v.len() == 36
+        && v.chars()
+            .enumerate()
+            .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
+    (hex && matches!(v.len(), 32 | 40 | 64 | 128))
+        || uuid
+        || l.starts_with("os.")
+        || l.starts_with("process.env")
+        || l.starts_with("env.")
+        || l.starts_with("env[")
+        || l.starts_with("getenv")
+        || l.starts_with("os.getenv")
+        || l.starts_with("secrets.")
+        || l.starts_with("vault:")
+        || l.starts_with("sha256-")
+        || l.starts_with("sha384-")
+        || l.starts_with("sha512-")
+        || l.contains('(')
+        || l.contains(')')
+        || l.ends_with(".get")
+        || matches!(l.as_str(), "true" | "false" | "null" | "none" | "undefined" | "required" | "optional" | "string")
+        // Identifiers and dotted paths (`config.password_field`, `self.token_store`): code, not a value.
+        || (v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') && !v.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// Redacts every string in a JSON value (and every value under a secret-looking key), keeping
+/// the structure exactly: the host needs its own response shape back.
+pub fn redact_json(v: &serde_json::Value, scanner: &Scanner) -> (serde_json::Value, usize) {
+    fn secret_key(k: &str) -> bool {
+        let l = k.to_ascii_lowercase();
+        [
+            "password",
+            "passwd",
+            "secret",
+            "token",
+            "api_key",
+            "apikey",
+            "private_key",
+            "access_key",
+            "authorization",
+            "credential",
+        ]
+        .iter()
+        .any(|s| l.contains(s))
+            && !l.ends_with("_count")
+            && !l.ends_with("tokens")
+    }
+    fn walk(v: &serde_json::Value, s: &Scanner, n: &mut usize, under_secret_key: bool) -> serde_json::Value {
+        match v {
+            serde_json::Value::String(t) => {
+                if under_secret_key && !t.is_empty() && !is_placeholder(t) && t.len() >= 6 {
+                    *n += 1;
+                    return serde_json::Value::String("…[REDACTED:secret-key-value]".into());
+                }
+                let r = s.redact(t);
+                if r != *t {
+                    *n += 1;
+                }
+                serde_json::Value::String(r)
+            }
+            serde_json::Value::Array(a) => {
+                serde_json::Value::Array(a.iter().map(|x| walk(x, s, n, under_secret_key)).collect())
+            }
+            serde_json::Value::Object(o) => {
+                serde_json::Value::Object(o.iter().map(|(k, x)| (k.clone(), walk(x, s, n, secret_key(k)))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+    let mut n = 0;
+    let out = walk(v, scanner, &mut n, false);
+    (out, n)
+}

@@ -1,0 +1,69 @@
+//! Every rule against its true- and false-positive fixtures; all failures reported at once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use loopguard_secrets::{BUILTIN_RULES, Scanner};
+use std::path::Path;
+
+#[test]
+fn every_rule_meets_its_fixtures() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.tsv")).unwrap();
+    let s = Scanner::builtin();
+    let mut failures = Vec::new();
+    let mut tp_rules = std::collections::BTreeSet::new();
+    let mut fp_rules = std::collections::BTreeSet::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.starts_with('#') && !l.is_empty()) {
+        let mut cols = line.splitn(3, '\t');
+        let (Some(rule), Some(kind), Some(sample)) = (cols.next(), cols.next(), cols.next()) else {
+            failures.push(format!("line {}: malformed", n + 1));
+            continue;
+        };
+        // `\n` in a row is a newline, except inside JSON strings where it stays escaped: rows
+        // holding a PEM block written with real newlines were stored with `\n`.
+        let sample = if sample.contains("PRIVATE KEY-----\\n") && !sample.contains('"') {
+            sample.replace("\\n", "\n")
+        } else {
+            sample.to_string()
+        };
+        let found = s.scan(&sample);
+        let rules: Vec<&str> = found.iter().map(|f| f.rule).collect();
+        match kind {
+            "tp" => {
+                tp_rules.insert(rule.to_string());
+                if !rules.contains(&rule) {
+                    failures.push(format!(
+                        "line {}: {rule} missed `{}` (found {rules:?})",
+                        n + 1,
+                        sample.escape_debug()
+                    ));
+                }
+                let redacted = s.redact(&sample);
+                for f in &found {
+                    if redacted.contains(&sample[f.span.clone()]) {
+                        failures.push(format!("line {}: redaction left `{}`", n + 1, &sample[f.span.clone()]));
+                    }
+                }
+                if s.redact(&redacted) != redacted {
+                    failures.push(format!("line {}: redaction is not idempotent: `{redacted}`", n + 1));
+                }
+            }
+            "fp" => {
+                fp_rules.insert(rule.to_string());
+                if !found.is_empty() {
+                    failures.push(format!(
+                        "line {}: `{}` should be quiet but {rules:?} fired",
+                        n + 1,
+                        sample.escape_debug()
+                    ));
+                }
+            }
+            other => failures.push(format!("line {}: kind {other}", n + 1)),
+        }
+    }
+    for r in BUILTIN_RULES {
+        if !tp_rules.contains(r.id) || !fp_rules.contains(r.id) {
+            failures.push(format!("rule {} lacks a true-positive or a false-positive fixture", r.id));
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
