@@ -1,5 +1,5 @@
 use crate::rules::{BUILTIN_RULES, Rule, Severity};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -55,7 +55,12 @@ impl Summary {
 #[derive(Debug)]
 pub struct Scanner {
     rules: Vec<Rule>,
-    prefilter: Option<AhoCorasick>,
+    /// Lowercase keywords, index-aligned with `keyword_rule`.
+    keywords: Vec<String>,
+    /// Built on first use for a text long enough to need it (building costs ~0.2 ms).
+    prefilter: OnceLock<Option<AhoCorasick>>,
+    /// Which bytes start a keyword (for short texts).
+    firsts: OnceLock<[bool; 256]>,
     /// Keyword pattern index → rule index.
     keyword_rule: Vec<usize>,
     regexes: Vec<OnceLock<Option<Regex>>>,
@@ -81,13 +86,66 @@ impl Scanner {
                 keyword_rule.push(i);
             }
         }
-        let prefilter = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(&keywords)
-            .ok();
         let regexes = rules.iter().map(|_| OnceLock::new()).collect();
-        Scanner { rules, prefilter, keyword_rule, regexes }
+        Scanner { rules, keywords, prefilter: OnceLock::new(), firsts: OnceLock::new(), keyword_rule, regexes }
+    }
+
+    fn first_bytes(&self) -> &[bool; 256] {
+        self.firsts.get_or_init(|| {
+            let mut t = [false; 256];
+            for k in &self.keywords {
+                if let Some(&b) = k.as_bytes().first() {
+                    t[b as usize] = true;
+                }
+            }
+            t
+        })
+    }
+
+    fn automaton(&self) -> Option<&AhoCorasick> {
+        self.prefilter
+            .get_or_init(|| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                    .build(&self.keywords)
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// (start of a keyword hit, rule index) for every keyword occurrence. Short texts (tool
+    /// arguments) are searched keyword by keyword on a lowercase copy, which needs no automaton.
+    fn hits(&self, text: &str) -> Vec<(usize, usize)> {
+        const SHORT: usize = 4096;
+        let mut out = Vec::new();
+        if text.len() <= SHORT {
+            // One pass: at each byte that starts some keyword, compare those keywords in place.
+            let lower = text.to_ascii_lowercase();
+            let bytes = lower.as_bytes();
+            let firsts = self.first_bytes();
+            for (at, b) in bytes.iter().enumerate() {
+                if !firsts[*b as usize] {
+                    continue;
+                }
+                for (k, kw) in self.keywords.iter().enumerate() {
+                    if kw.as_bytes().first() == Some(b)
+                        && bytes[at..].starts_with(kw.as_bytes())
+                        && let Some(&ri) = self.keyword_rule.get(k)
+                    {
+                        out.push((at, ri));
+                    }
+                }
+            }
+        } else if let Some(ac) = self.automaton() {
+            for m in ac.find_overlapping_iter(text) {
+                if let Some(&ri) = self.keyword_rule.get(m.pattern().as_usize()) {
+                    out.push((m.start(), ri));
+                }
+            }
+        }
+        out
     }
 
     fn regex(&self, i: usize) -> Option<&Regex> {
@@ -96,12 +154,10 @@ impl Scanner {
 
     /// Every secret in `text`, in order, without overlaps (the more severe wins).
     pub fn scan(&self, text: &str) -> Vec<SecretFinding> {
-        let Some(pre) = &self.prefilter else { return Vec::new() };
         // Per rule, the windows around its keyword hits, merged.
         let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
-        for m in pre.find_overlapping_iter(text) {
-            let Some(&ri) = self.keyword_rule.get(m.pattern().as_usize()) else { continue };
-            let w = self.window(text, m.start(), ri);
+        for (at, ri) in self.hits(text) {
+            let w = self.window(text, at, ri);
             let list = &mut windows[ri];
             match list.last_mut() {
                 Some(last) if w.start <= last.end => last.end = last.end.max(w.end),

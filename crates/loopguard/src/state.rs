@@ -92,8 +92,7 @@ pub fn workspace_key(workspace: &Path) -> String {
         .take(40)
         .collect();
     let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
-    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("{name}-{short}")
+    format!("{name}-{}", hex(&digest[..6]))
 }
 
 /// The audit log of a workspace.
@@ -103,7 +102,18 @@ pub fn audit_log(state_home: &Path, workspace: &Path) -> AuditLog {
 
 /// Hex SHA-256 of bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex (formatting byte by byte through `format!` costs more than the hash).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
 }
 
 #[cfg(test)]

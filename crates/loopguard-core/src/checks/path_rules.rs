@@ -36,8 +36,8 @@ pub const SELF_PROTECTED: &[&str] = &[
 struct Patterns {
     list: Vec<String>,
     /// Per pattern, the longest literal run a matching path must contain; `None` when the
-    /// pattern has none (then every path goes to the globs).
-    literals: Vec<Option<String>>,
+    /// pattern has none (then every path goes to the globs). Computed on first use.
+    literals: std::sync::OnceLock<Vec<Option<String>>>,
     compiled: std::sync::OnceLock<Compiled>,
 }
 
@@ -103,8 +103,13 @@ impl Clone for Patterns {
 
 impl Patterns {
     fn new(list: &[String]) -> Self {
-        let literals = list.iter().map(|p| longest_literal(p.trim_start_matches("~/").trim_end_matches('/'))).collect();
-        Patterns { list: list.to_vec(), literals, compiled: std::sync::OnceLock::new() }
+        Patterns { list: list.to_vec(), literals: std::sync::OnceLock::new(), compiled: std::sync::OnceLock::new() }
+    }
+
+    fn literals(&self) -> &[Option<String>] {
+        self.literals.get_or_init(|| {
+            self.list.iter().map(|p| longest_literal(p.trim_start_matches("~/").trim_end_matches('/'))).collect()
+        })
     }
 
     fn compiled(&self) -> &Compiled {
@@ -140,7 +145,7 @@ impl Patterns {
     fn may_match(&self, p: &Path) -> bool {
         let text = p.to_string_lossy();
         let below = format!("{text}/…");
-        self.literals.iter().any(|l| l.as_deref().is_none_or(|l| below.contains(l)))
+        self.literals().iter().any(|l| l.as_deref().is_none_or(|l| below.contains(l)))
     }
 
     /// The first pattern matching `p` (absolute, resolved), or `None`.
@@ -173,7 +178,7 @@ impl Patterns {
             return false;
         }
         let text = p.to_string_lossy();
-        if !self.literals.iter().any(|l| l.as_deref().is_none_or(|l| text.contains(l))) {
+        if !self.literals().iter().any(|l| l.as_deref().is_none_or(|l| text.contains(l))) {
             return false;
         }
         let c = self.compiled();

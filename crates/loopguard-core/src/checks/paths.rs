@@ -77,6 +77,12 @@ fn walk_meta(
             out = PathBuf::from("/");
         } else if part == ".." {
             out.pop();
+            // Back up into a place that exists: later components must be looked up again (a
+            // directory created later in the same command line makes `new/../link` reach
+            // `link`, which may be a symlink).
+            if !exists {
+                exists = out.as_os_str() == "/" || std::fs::symlink_metadata(&out).is_ok();
+            }
         } else {
             out.push(&part);
             if !exists {
@@ -407,6 +413,21 @@ mod tests {
         }
         assert!(!v.check_write("/dev/sda", Path::new("/"), "write").is_empty());
         assert!(!v.check_write("/dev/fd/../sda", Path::new("/"), "write").is_empty());
+    }
+
+    #[test]
+    fn dotdot_out_of_a_missing_directory_looks_links_up_again() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        symlink(outside.path(), ws.path().join("link")).unwrap();
+        let v = PathValidator::new([ws.path()]);
+        // `mkdir new && echo > new/../link/x` writes through the link.
+        assert!(!v.check_write("new/../link/x", ws.path(), "write").is_empty());
+        let real = resolve(Path::new("new/../link/x"), ws.path()).unwrap();
+        assert_eq!(real, resolve(outside.path(), Path::new("/")).unwrap().join("x"));
+        // A fuzzer find: `..` from a missing cwd back to `/` and into /dev/fd.
+        let a = resolve(Path::new("../..//dev/fd/x/0"), Path::new("/nonexistent-xyz/ws")).unwrap();
+        assert_eq!(resolve(&a, Path::new("/")).unwrap(), a);
     }
 
     #[test]
