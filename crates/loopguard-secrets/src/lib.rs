@@ -14,6 +14,7 @@
 //! assert!(!s.redact(text).contains("AKIAQWERTYUIOPASDFG7"));
 //! ```
 
+pub mod files;
 mod rules;
 mod scanner;
 

@@ -7,5 +7,6 @@ pub mod doctor;
 pub mod escalation;
 pub mod hook;
 pub mod install;
+pub mod scan;
 pub mod sessions;
 pub mod state;

@@ -47,6 +47,29 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Scan files, stdin or a git diff for secrets (exit 1 when something new is found).
+    Scan {
+        /// Files and directories to scan (`-` is stdin); the current directory by default.
+        paths: Vec<PathBuf>,
+        /// Scan the lines a git range adds (e.g. `main..HEAD`).
+        #[arg(long, value_name = "RANGE", conflicts_with_all = ["staged", "paths"])]
+        git_diff: Option<String>,
+        /// Scan what is staged for the next commit.
+        #[arg(long, conflicts_with = "paths")]
+        staged: bool,
+        /// Also scan files .gitignore excludes.
+        #[arg(long)]
+        all: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: FormatArg,
+        /// Accept the fingerprints in this file (`{"fingerprints": [...]}`).
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// Write every current finding's fingerprint to this file (to accept them).
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
+    },
     /// Check that loopguard is installed and working here.
     Doctor,
     /// Show or release the hold placed when a denylisted path was touched.
@@ -94,6 +117,13 @@ enum PolicyCommand {
         #[arg(long)]
         effective: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    Sarif,
 }
 
 #[derive(Subcommand)]
@@ -238,6 +268,30 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let report = loopguard::install::install_claude_code(&path, &exe, dry_run)?;
             print!("{report}");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Scan { paths, git_diff, staged, all, format, baseline, write_baseline } => {
+            use loopguard::scan::{Format, Source};
+            let source = match (git_diff, staged) {
+                (Some(r), _) => Source::GitDiff(r),
+                (None, true) => Source::Staged,
+                (None, false) => Source::Paths(if paths.is_empty() { vec![PathBuf::from(".")] } else { paths }),
+            };
+            let accepted = match &baseline {
+                Some(p) => loopguard::scan::read_baseline(p)?,
+                None => Default::default(),
+            };
+            let report = loopguard::scan::run(&source, all, &accepted)?;
+            if let Some(p) = write_baseline {
+                std::fs::write(&p, loopguard::scan::baseline_json(&report))
+                    .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            }
+            let format = match format {
+                FormatArg::Human => Format::Human,
+                FormatArg::Json => Format::Json,
+                FormatArg::Sarif => Format::Sarif,
+            };
+            print!("{}", loopguard::scan::render(&report, format));
+            Ok(if report.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Hold { command } => {
             let state = env.state_home()?;
