@@ -71,7 +71,7 @@ fn throughput_cargo_registry_sources(b: Bencher) {
             }
         }
     }
-    let s = Scanner::builtin();
+    let s = Scanner::builtin_bulk();
     for t in corpus.iter().take(50) {
         let _ = s.scan(t);
     }

@@ -61,6 +61,8 @@ pub struct Scanner {
     prefilter: OnceLock<Option<AhoCorasick>>,
     /// Which bytes start a keyword (for short texts).
     firsts: OnceLock<[bool; 256]>,
+    /// Many texts will be scanned: always use a DFA prefilter.
+    bulk: bool,
     /// Keyword pattern index → rule index.
     keyword_rule: Vec<usize>,
     regexes: Vec<OnceLock<Option<Regex>>>,
@@ -76,6 +78,17 @@ impl Scanner {
         S.get_or_init(|| Scanner::new(BUILTIN_RULES.to_vec()))
     }
 
+    /// The built-in rules tuned for scanning many files: the prefilter is a DFA built up front
+    /// (slower to build, faster to run) and used for every text.
+    pub fn builtin_bulk() -> &'static Scanner {
+        static S: OnceLock<Scanner> = OnceLock::new();
+        S.get_or_init(|| {
+            let mut s = Scanner::new(BUILTIN_RULES.to_vec());
+            s.bulk = true;
+            s
+        })
+    }
+
     /// A scanner over `rules`.
     pub fn new(rules: Vec<Rule>) -> Self {
         let mut keywords = Vec::new();
@@ -87,7 +100,15 @@ impl Scanner {
             }
         }
         let regexes = rules.iter().map(|_| OnceLock::new()).collect();
-        Scanner { rules, keywords, prefilter: OnceLock::new(), firsts: OnceLock::new(), keyword_rule, regexes }
+        Scanner {
+            rules,
+            keywords,
+            prefilter: OnceLock::new(),
+            firsts: OnceLock::new(),
+            keyword_rule,
+            regexes,
+            bulk: false,
+        }
     }
 
     fn first_bytes(&self) -> &[bool; 256] {
@@ -108,7 +129,7 @@ impl Scanner {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+                    .kind(Some(if self.bulk { AhoCorasickKind::DFA } else { AhoCorasickKind::NoncontiguousNFA }))
                     .build(&self.keywords)
                     .ok()
             })
@@ -120,7 +141,7 @@ impl Scanner {
     fn hits(&self, text: &str) -> Vec<(usize, usize)> {
         const SHORT: usize = 4096;
         let mut out = Vec::new();
-        if text.len() <= SHORT {
+        if text.len() <= SHORT && !self.bulk {
             // One pass: at each byte that starts some keyword, compare those keywords in place.
             let lower = text.to_ascii_lowercase();
             let bytes = lower.as_bytes();

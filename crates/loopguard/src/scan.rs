@@ -61,7 +61,7 @@ pub fn read_baseline(path: &Path) -> Result<BTreeSet<String>, String> {
 
 /// Runs a scan.
 pub fn run(source: &Source, all: bool, baseline: &BTreeSet<String>) -> Result<Report, String> {
-    let scanner = Scanner::builtin();
+    let scanner = Scanner::builtin_bulk();
     let (found, stats) = match source {
         Source::Paths(paths) => {
             let (stdin, files): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.as_os_str() == "-");
@@ -88,7 +88,7 @@ pub fn run(source: &Source, all: bool, baseline: &BTreeSet<String>) -> Result<Re
                         .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
                 );
                 let progress = |n: u64, b: u64| {
-                    if n % 64 == 0 {
+                    if n.is_multiple_of(64) {
                         bar.set_message(format!("{n} files, {:.1} MB", b as f64 / 1e6));
                         bar.tick();
                     }
