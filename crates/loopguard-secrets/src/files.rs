@@ -41,7 +41,7 @@ fn allowed_inline(text: &str, f: &SecretFinding) -> bool {
 /// Scans one text, dropping findings on lines marked allowed.
 pub fn scan_text(scanner: &Scanner, path: &Path, text: &str) -> Vec<FileFinding> {
     scanner
-        .scan(text)
+        .scan_in(text, Some(&path.to_string_lossy()))
         .into_iter()
         .filter(|f| !allowed_inline(text, f))
         .map(|finding| FileFinding { path: path.to_path_buf(), finding })

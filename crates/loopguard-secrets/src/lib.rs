@@ -15,8 +15,9 @@
 //! ```
 
 pub mod files;
+pub mod gitleaks;
 mod rules;
 mod scanner;
 
 pub use rules::{BUILTIN_RULES, Rule, Severity};
-pub use scanner::{Scanner, SecretFinding, Summary, redact_json};
+pub use scanner::{AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, redact_json};

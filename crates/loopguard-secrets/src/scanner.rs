@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SecretFinding {
     /// The rule that found it.
-    pub rule: &'static str,
+    pub rule: String,
     /// What it is.
-    pub description: &'static str,
+    pub description: String,
     /// How bad.
     pub severity: Severity,
     /// Byte range of the secret itself.
@@ -54,7 +54,11 @@ impl Summary {
 /// A compiled rule set. Regexes compile on first use: most texts hit no keyword at all.
 #[derive(Debug)]
 pub struct Scanner {
-    rules: Vec<Rule>,
+    rules: Vec<RuleSpec>,
+    /// Rules without keywords: they run on every text.
+    always: Vec<usize>,
+    /// Allowlists that apply to every rule.
+    global_allow: Vec<Allowlist>,
     /// Lowercase keywords, index-aligned with `keyword_rule`.
     keywords: Vec<String>,
     /// Built on first use for a text long enough to need it (building costs ~0.2 ms).
@@ -89,12 +93,21 @@ impl Scanner {
         })
     }
 
-    /// A scanner over `rules`.
+    /// A scanner over built-in style `rules`.
     pub fn new(rules: Vec<Rule>) -> Self {
+        Scanner::from_specs(rules.iter().map(RuleSpec::from).collect(), Vec::new())
+    }
+
+    /// A scanner over rule specs (built-in or from a gitleaks config) and global allowlists.
+    pub fn from_specs(rules: Vec<RuleSpec>, global_allow: Vec<Allowlist>) -> Self {
         let mut keywords = Vec::new();
         let mut keyword_rule = Vec::new();
+        let mut always = Vec::new();
         for (i, r) in rules.iter().enumerate() {
-            for k in r.keywords {
+            if r.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in &r.keywords {
                 keywords.push(k.to_ascii_lowercase());
                 keyword_rule.push(i);
             }
@@ -102,6 +115,8 @@ impl Scanner {
         let regexes = rules.iter().map(|_| OnceLock::new()).collect();
         Scanner {
             rules,
+            always,
+            global_allow,
             keywords,
             prefilter: OnceLock::new(),
             firsts: OnceLock::new(),
@@ -170,13 +185,26 @@ impl Scanner {
     }
 
     fn regex(&self, i: usize) -> Option<&Regex> {
-        self.regexes.get(i)?.get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(r.regex).ok())).as_ref()
+        self.regexes.get(i)?.get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(&r.regex).ok())).as_ref()
     }
 
     /// Every secret in `text`, in order, without overlaps (the more severe wins).
     pub fn scan(&self, text: &str) -> Vec<SecretFinding> {
+        self.scan_in(text, None)
+    }
+
+    /// [`Scanner::scan`] for the contents of a file: rules and allowlists with a `path` apply.
+    pub fn scan_in(&self, text: &str, path: Option<&str>) -> Vec<SecretFinding> {
+        if let Some(p) = path
+            && self.global_allow.iter().any(|a| a.allows_path(p))
+        {
+            return Vec::new();
+        }
         // Per rule, the windows around its keyword hits, merged.
         let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
+        for &ri in &self.always {
+            windows[ri].push(0..text.len());
+        }
         for (at, ri) in self.hits(text) {
             let w = self.window(text, at, ri);
             let list = &mut windows[ri];
@@ -192,6 +220,11 @@ impl Scanner {
             }
             let Some(re) = self.regex(ri) else { continue };
             let rule = &self.rules[ri];
+            if let (Some(re_path), Some(p)) = (&rule.path, path)
+                && !re_path.is_match(p)
+            {
+                continue;
+            }
             for w in list {
                 let slice = &text[w.clone()];
                 for caps in re.captures_iter(slice) {
@@ -205,9 +238,14 @@ impl Scanner {
                         continue;
                     }
                     let span = w.start + m.start()..w.start + m.end();
+                    let whole = caps.get(0).map_or(secret, |m| m.as_str());
+                    let line = line_of(text, span.clone());
+                    if rule.allow.iter().chain(&self.global_allow).any(|a| a.allows(secret, whole, line, path)) {
+                        continue;
+                    }
                     found.push(SecretFinding {
-                        rule: rule.id,
-                        description: rule.description,
+                        rule: rule.id.clone(),
+                        description: rule.description.clone(),
                         severity: rule.severity,
                         line: text[..span.start].matches('\n').count() + 1,
                         span,
@@ -238,7 +276,9 @@ impl Scanner {
     /// The text to run a rule's regex on around a keyword hit: the hit's line (multi-line rules:
     /// a wide window).
     fn window(&self, text: &str, at: usize, ri: usize) -> Range<usize> {
-        let multiline = self.rules[ri].regex.contains("[\\s\\S]") || self.rules[ri].id == "private-key";
+        let multiline = self.rules[ri].regex.contains("[\\s\\S]")
+            || self.rules[ri].id == "private-key"
+            || self.rules[ri].regex.contains("(?s)");
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let start = floor_char(text, line_start.max(at.saturating_sub(WIDE_WINDOW)));
         let end = if multiline {
@@ -262,14 +302,119 @@ impl Scanner {
         for f in &found {
             out.push_str(&text[last..f.span.start]);
             let secret = &text[f.span.clone()];
-            out.push_str(&kind_prefix(secret, f.rule));
+            out.push_str(&kind_prefix(secret, &f.rule));
             out.push_str("…[REDACTED:");
-            out.push_str(f.rule);
+            out.push_str(&f.rule);
             out.push(']');
             last = f.span.end;
         }
         out.push_str(&text[last..]);
         out
+    }
+}
+
+/// The line holding `span`.
+fn line_of(text: &str, span: Range<usize>) -> &str {
+    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[span.end..].find('\n').map_or(text.len(), |i| span.end + i);
+    &text[start..end]
+}
+
+/// What an allowlist looks at with its regexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowTarget {
+    /// The secret (capture group).
+    Secret,
+    /// The whole regex match.
+    Match,
+    /// The whole line.
+    Line,
+}
+
+/// A gitleaks-style allowlist: regexes (on the secret, the match or the line), stopwords (in
+/// the secret) and paths (regexes on the file path), combined with OR (any) or AND (all given).
+#[derive(Debug, Clone)]
+pub struct Allowlist {
+    /// Regexes over `target`.
+    pub regexes: Vec<Regex>,
+    /// What the regexes look at.
+    pub target: AllowTarget,
+    /// Substrings of the secret that make it allowed (case-insensitive).
+    pub stopwords: Vec<String>,
+    /// Regexes over the file path.
+    pub paths: Vec<Regex>,
+    /// AND instead of OR.
+    pub all: bool,
+}
+
+impl Allowlist {
+    fn allows_path(&self, p: &str) -> bool {
+        !self.paths.is_empty()
+            && self.regexes.is_empty()
+            && self.stopwords.is_empty()
+            && self.paths.iter().any(|r| r.is_match(p))
+    }
+
+    fn allows(&self, secret: &str, whole: &str, line: &str, path: Option<&str>) -> bool {
+        let target = match self.target {
+            AllowTarget::Secret => secret,
+            AllowTarget::Match => whole,
+            AllowTarget::Line => line,
+        };
+        let lower = secret.to_ascii_lowercase();
+        let mut checks: Vec<bool> = Vec::new();
+        if !self.regexes.is_empty() {
+            checks.push(self.regexes.iter().any(|r| r.is_match(target)));
+        }
+        if !self.stopwords.is_empty() {
+            checks.push(self.stopwords.iter().any(|w| lower.contains(&w.to_ascii_lowercase())));
+        }
+        if !self.paths.is_empty() {
+            checks.push(path.is_some_and(|p| self.paths.iter().any(|r| r.is_match(p))));
+        }
+        if checks.is_empty() {
+            return false;
+        }
+        if self.all { checks.iter().all(|c| *c) } else { checks.iter().any(|c| *c) }
+    }
+}
+
+/// A rule as the scanner uses it (built-in or loaded).
+#[derive(Debug, Clone)]
+pub struct RuleSpec {
+    /// Stable id.
+    pub id: String,
+    /// What it finds.
+    pub description: String,
+    /// How bad.
+    pub severity: Severity,
+    /// Prefilter keywords (lowercase); none: the rule runs on every text.
+    pub keywords: Vec<String>,
+    /// The pattern.
+    pub regex: String,
+    /// The capture group holding the secret.
+    pub group: usize,
+    /// Minimum entropy; 0 disables.
+    pub min_entropy: f32,
+    /// Only files whose path matches.
+    pub path: Option<Regex>,
+    /// Rule-level allowlists.
+    pub allow: Vec<Allowlist>,
+}
+
+impl From<&Rule> for RuleSpec {
+    fn from(r: &Rule) -> Self {
+        RuleSpec {
+            id: r.id.to_string(),
+            description: r.description.to_string(),
+            severity: r.severity,
+            keywords: r.keywords.iter().map(|k| k.to_string()).collect(),
+            regex: r.regex.to_string(),
+            group: r.group,
+            min_entropy: r.min_entropy,
+            path: None,
+            allow: Vec::new(),
+        }
     }
 }
 

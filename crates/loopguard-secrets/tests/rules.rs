@@ -26,7 +26,7 @@ fn every_rule_meets_its_fixtures() {
             sample.to_string()
         };
         let found = s.scan(&sample);
-        let rules: Vec<&str> = found.iter().map(|f| f.rule).collect();
+        let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
         match kind {
             "tp" => {
                 tp_rules.insert(rule.to_string());

@@ -69,6 +69,9 @@ enum Command {
         /// Write every current finding's fingerprint to this file (to accept them).
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<PathBuf>,
+        /// A gitleaks configuration (default: `.gitleaks.toml` in the current directory, if any).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Check that loopguard is installed and working here.
     Doctor,
@@ -269,7 +272,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{report}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Scan { paths, git_diff, staged, all, format, baseline, write_baseline } => {
+        Command::Scan { paths, git_diff, staged, all, format, baseline, write_baseline, config } => {
             use loopguard::scan::{Format, Source};
             let source = match (git_diff, staged) {
                 (Some(r), _) => Source::GitDiff(r),
@@ -280,7 +283,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 Some(p) => loopguard::scan::read_baseline(p)?,
                 None => Default::default(),
             };
-            let report = loopguard::scan::run(&source, all, &accepted)?;
+            let scanner = loopguard::scan::scanner(config.as_deref())?;
+            let report = loopguard::scan::run(&source, all, &accepted, scanner)?;
             if let Some(p) = write_baseline {
                 std::fs::write(&p, loopguard::scan::baseline_json(&report))
                     .map_err(|e| format!("cannot write {}: {e}", p.display()))?;

@@ -59,9 +59,26 @@ pub fn read_baseline(path: &Path) -> Result<BTreeSet<String>, String> {
     Ok(list.iter().filter_map(|f| f.as_str().map(String::from)).collect())
 }
 
+/// The scanner to use: a gitleaks config (`--config`, else `.gitleaks.toml` in the current
+/// directory) or the built-in rules. Notes about unsupported parts go to stderr.
+pub fn scanner(config: Option<&Path>) -> Result<&'static Scanner, String> {
+    let path = match config {
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(PathBuf::from(".gitleaks.toml")).filter(|p| p.exists()),
+    };
+    let Some(path) = path else { return Ok(Scanner::builtin_bulk()) };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (s, notes) =
+        loopguard_secrets::gitleaks::scanner_from_gitleaks(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    for n in notes {
+        eprintln!("loopguard: {}: {n}", path.display());
+    }
+    // One per process: leaking it keeps the API's 'static shape.
+    Ok(Box::leak(Box::new(s)))
+}
+
 /// Runs a scan.
-pub fn run(source: &Source, all: bool, baseline: &BTreeSet<String>) -> Result<Report, String> {
-    let scanner = Scanner::builtin_bulk();
+pub fn run(source: &Source, all: bool, baseline: &BTreeSet<String>, scanner: &Scanner) -> Result<Report, String> {
     let (found, stats) = match source {
         Source::Paths(paths) => {
             let (stdin, files): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.as_os_str() == "-");
@@ -166,10 +183,15 @@ pub fn render(report: &Report, format: Format) -> String {
             format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
         }
         Format::Sarif => {
-            let rules: Vec<_> = BUILTIN_RULES
-                .iter()
-                .map(|r| json!({ "id": r.id, "shortDescription": { "text": r.description } }))
-                .collect();
+            // The built-in rules, plus any rule a finding came from (a gitleaks config's own).
+            let mut ids: Vec<(&str, &str)> = BUILTIN_RULES.iter().map(|r| (r.id, r.description)).collect();
+            for f in &report.findings {
+                if !ids.iter().any(|(id, _)| *id == f.finding.rule) {
+                    ids.push((&f.finding.rule, &f.finding.description));
+                }
+            }
+            let rules: Vec<_> =
+                ids.iter().map(|(id, d)| json!({ "id": id, "shortDescription": { "text": d } })).collect();
             let results: Vec<_> = report
                 .findings
                 .iter()

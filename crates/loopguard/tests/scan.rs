@@ -119,3 +119,26 @@ fn stdin_is_scanned() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("-:1: [github-pat]"));
 }
+
+#[test]
+fn a_gitleaks_config_in_the_repository_is_used() {
+    let sb = repo();
+    sb.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n\n[[rules]]\nid = \"acme-token\"\nregex = '''acme_live_([a-z0-9]{24})'''\nkeywords = [\"acme_live_\"]\n\n[allowlist]\npaths = ['''fixtures/''']\n",
+    );
+    sb.write("src/a.rs", "let t = \"acme_live_k3j9x2m8q7w1z5v4b6n0p2r8\";\n");
+    sb.write("fixtures/b.rs", &format!("let t = \"{}\";\n", token('E')));
+    let (code, out) = scan(&sb, &["--format", "sarif"]);
+    assert_eq!(code, 1, "{out}");
+    let s: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ids: Vec<&str> =
+        s["runs"][0]["results"].as_array().unwrap().iter().map(|r| r["ruleId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["acme-token"], "{out}");
+    assert!(s["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap().iter().any(|r| r["id"] == "acme-token"));
+    let bad = sb.root.path().join("bad.toml");
+    std::fs::write(&bad, "[[rules]]\nid = \"x\"\nregex = '''(oops'''\n").unwrap();
+    let out = sb.command(&["scan", "--config", bad.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rule `x`: invalid regex"));
+}
