@@ -113,7 +113,7 @@ impl<'p> Gate<'p> {
         if ctx.mode == ExecutionMode::Plan {
             effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
         }
-        findings.extend(secrets_in_arguments(call));
+        findings.extend(secrets_in_arguments(call, policy.secrets_ask_score()));
         if let Some(hold) = &ctx.hold
             && required >= AutonomyLevel::Implement
         {
@@ -168,7 +168,7 @@ impl<'p> Gate<'p> {
 
 /// Secrets in what the call would send or write. `old_string` is left out: removing a leaked key
 /// from a file must stay possible.
-fn secrets_in_arguments(call: &ToolCall) -> Vec<Finding> {
+fn secrets_in_arguments(call: &ToolCall, ask_score: u32) -> Vec<Finding> {
     fn strings<'a>(v: &'a serde_json::Value, key: &str, out: &mut Vec<(String, &'a str)>) {
         match v {
             serde_json::Value::String(s) if key != "old_string" => out.push((key.to_string(), s)),
@@ -181,32 +181,41 @@ fn secrets_in_arguments(call: &ToolCall) -> Vec<Finding> {
     strings(&call.input, "", &mut all);
     let scanner = loopguard_secrets::Scanner::builtin();
     let mut out = Vec::new();
+    // Critical secrets deny one by one; the rest add up (low 1, medium 3, high 10) and ask once
+    // the score reaches the policy's threshold. Many small ones never make a deny.
+    let mut score = 0u32;
+    let mut lesser = Vec::new();
+    let remedy = "read the value from the environment or a secret store at run time instead of writing it out.";
     for (key, text) in all {
+        let field = if key.is_empty() { "input".to_string() } else { format!("`{key}`") };
         for f in scanner.scan(text) {
-            let (verdict, risk) = match f.severity {
-                loopguard_secrets::Severity::Critical => (Verdict::Deny, RiskLevel::Critical),
-                loopguard_secrets::Severity::High => (Verdict::Ask, RiskLevel::High),
-                _ => continue,
-            };
-            out.push(
-                Finding::new(
-                    SECRET_IN_ARGUMENTS,
-                    verdict,
-                    risk,
-                    format!(
-                        "`{}` {} holds a {} (`{}`, line {}).",
-                        call.tool,
-                        if key.is_empty() { "input".to_string() } else { format!("`{key}`") },
-                        f.description,
-                        f.rule,
-                        f.line
-                    ),
-                )
-                .with_remedy(
-                    "read the value from the environment or a secret store at run time instead of writing it out.",
-                ),
-            );
+            let what = format!("{} (`{}`, line {})", f.description, f.rule, f.line);
+            if f.severity == loopguard_secrets::Severity::Critical {
+                out.push(
+                    Finding::new(
+                        SECRET_IN_ARGUMENTS,
+                        Verdict::Deny,
+                        RiskLevel::Critical,
+                        format!("`{}` {field} holds a {what}.", call.tool),
+                    )
+                    .with_remedy(remedy),
+                );
+            } else {
+                score = score.saturating_add(f.severity.weight());
+                lesser.push(format!("{field}: {what}"));
+            }
         }
+    }
+    if score >= ask_score {
+        out.push(
+            Finding::new(
+                SECRET_IN_ARGUMENTS,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("`{}` arguments hold secrets (score {score} ≥ {ask_score}): {}.", call.tool, lesser.join("; ")),
+            )
+            .with_remedy(remedy),
+        );
     }
     out
 }

@@ -42,6 +42,8 @@ fn every_key_and_configurable_rule_is_documented() {
         "secret_read",
         "secret_read_except",
         "migration_session",
+        "[secrets]",
+        "ask_score",
         "extra_roots",
         "[tools]",
         "[rules]",

@@ -20,4 +20,6 @@ mod rules;
 mod scanner;
 
 pub use rules::{BUILTIN_RULES, Rule, Severity};
-pub use scanner::{AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, redact_json};
+pub use scanner::{
+    AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, redact_json, redact_path, safe_text,
+};

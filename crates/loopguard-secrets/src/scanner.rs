@@ -621,3 +621,28 @@ pub fn redact_json(v: &serde_json::Value, scanner: &Scanner) -> (serde_json::Val
     let out = walk(v, scanner, &mut n, false);
     (out, n)
 }
+
+/// Replaces the home directory in `text` with `~` wherever it stands as a whole path prefix
+/// (`/home/alice/x` → `~/x`; `/home/alicex` is left alone).
+pub fn redact_path(text: &str, home: Option<&std::path::Path>) -> String {
+    let Some(h) = home.and_then(|h| h.to_str()).map(|h| h.trim_end_matches('/')).filter(|h| h.len() > 1) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(h) {
+        let after = &rest[i + h.len()..];
+        let boundary = after.chars().next().is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')));
+        out.push_str(&rest[..i]);
+        out.push_str(if boundary { "~" } else { h });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The one way loopguard turns text into something it prints or writes: secrets redacted, the
+/// home directory shortened to `~`.
+pub fn safe_text(text: &str, home: Option<&std::path::Path>) -> String {
+    redact_path(&Scanner::builtin().redact(text), home)
+}

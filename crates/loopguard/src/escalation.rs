@@ -94,7 +94,7 @@ pub fn escalate(state: &Path, workspace: &Path, hold: &Hold, path: &str, rule: &
 }
 
 fn one_line(s: &str) -> String {
-    s.replace('\n', " ")
+    loopguard_secrets::Scanner::builtin().redact(&s.replace('\n', " "))
 }
 
 /// Inserts the escalation at the end of the blockers section of STATE.md (created if missing),

@@ -196,3 +196,44 @@ fn tilde_and_home_in_tool_paths_mean_the_home_directory() {
     let d = gate.evaluate(&ToolCall::new("Read", json!({ "file_path": "~/.ssh/id_ed25519" }), ws.path()), &ctx);
     assert_eq!(d.codes(), ["credential-read"]);
 }
+
+#[test]
+fn secrets_in_arguments_weigh_by_severity() {
+    let ws = ws();
+    let gh = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
+    let d = eval(
+        &Policy::builtin(),
+        "Write",
+        json!({"file_path": ws.path().join("a.txt"), "content": format!("t = {gh}")}),
+        ws.path(),
+    );
+    assert_eq!((d.verdict(), d.codes()), (Verdict::Deny, vec!["secret-in-arguments".to_string()]));
+    assert!(!d.explain().contains(&gh), "the reason echoes the secret");
+    // One JWT (medium, 3) stays under the default score of 10; four of them ask.
+    let jwt = |i: u32| format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLXt{i}9In0.c2lnbmF0dXJlLXZhbHVlLWZvci10ZXN0{i}");
+    let one =
+        eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("a.txt"), "content": jwt(1)}), ws.path());
+    assert_eq!(one.verdict(), Verdict::Allow, "{}", one.explain());
+    let four = (1..=4).map(jwt).collect::<Vec<_>>().join("\n");
+    let d =
+        eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("a.txt"), "content": four}), ws.path());
+    assert_eq!((d.verdict(), d.codes()), (Verdict::Ask, vec!["secret-in-arguments".to_string()]));
+    // The threshold is policy; a project can only lower it.
+    let strict = project("[secrets]\nask_score = 3\n");
+    assert_eq!(
+        eval(&strict, "Write", json!({"file_path": ws.path().join("a.txt"), "content": jwt(1)}), ws.path()).verdict(),
+        Verdict::Ask
+    );
+    assert!(
+        Policy::from_layers(&[(LayerKind::Project, PathBuf::from("p.toml"), "[secrets]\nask_score = 50\n".into())])
+            .is_err()
+    );
+    // Removing a leaked key with Edit is not blocked.
+    let d = eval(
+        &Policy::builtin(),
+        "Edit",
+        json!({"file_path": ws.path().join("a.txt"), "old_string": gh, "new_string": "t = std::env::var(\"TOKEN\")"}),
+        ws.path(),
+    );
+    assert_eq!(d.verdict(), Verdict::Allow, "{}", d.explain());
+}

@@ -104,6 +104,8 @@ pub struct Policy {
     commands: Vec<CommandRule>,
     sources: Vec<PolicySource>,
     paths: PathLists,
+    /// Weighted score of non-critical secrets in a call's arguments from which a human is asked.
+    secrets_ask_score: u32,
     /// The compiled path rules, built on first use.
     path_rules: std::sync::OnceLock<crate::checks::path_rules::PathRules>,
 }
@@ -202,6 +204,7 @@ impl Policy {
             commands: Vec::new(),
             sources: Vec::new(),
             paths: PathLists::default(),
+            secrets_ask_score: 10,
             path_rules: std::sync::OnceLock::new(),
         }
     }
@@ -302,6 +305,16 @@ impl Policy {
         }
         if let Some(m) = layer.migration_session {
             self.paths.migration_session = m.value;
+        }
+        if let Some(a) = layer.secrets_ask_score {
+            if tighten_only && a.value > self.secrets_ask_score {
+                loosens(
+                    a.span,
+                    format!("secrets.ask_score {} is higher (looser) than {}", a.value, self.secrets_ask_score),
+                );
+            } else {
+                self.secrets_ask_score = a.value;
+            }
         }
         for rule in layer.commands {
             if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
@@ -444,6 +457,12 @@ impl Policy {
         &self.commands
     }
 
+    /// Weighted score (low 1, medium 3, high 10) of non-critical secrets in a call's arguments
+    /// from which a human is asked. Any critical secret always denies.
+    pub fn secrets_ask_score(&self) -> u32 {
+        self.secrets_ask_score
+    }
+
     /// The `[paths]` lists.
     pub fn path_lists(&self) -> &PathLists {
         &self.paths
@@ -476,6 +495,7 @@ impl Policy {
         out.push_str(&format!("secret_read = [{}]\n", list(&self.paths.secret_read)));
         out.push_str(&format!("secret_read_except = [{}]\n", list(&self.paths.secret_read_except)));
         out.push_str(&format!("migration_session = {}\n", self.paths.migration_session));
+        out.push_str(&format!("\n[secrets]\nask_score = {}\n", self.secrets_ask_score));
         out.push_str("\n[tools]\n");
         for e in &self.tools {
             out.push_str(&format!("{} = \"{}\"  # {}\n", toml_str(&e.pattern), e.verdict.as_str(), e.origin.as_str()));

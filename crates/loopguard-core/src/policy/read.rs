@@ -30,6 +30,7 @@ pub(crate) struct Layer {
     pub secret_read: Option<Vec<At<String>>>,
     pub secret_read_except: Option<Vec<At<String>>>,
     pub migration_session: Option<At<bool>>,
+    pub secrets_ask_score: Option<At<u32>>,
 }
 
 struct Reader<'a> {
@@ -102,7 +103,7 @@ impl Reader<'_> {
     }
 
     fn root(&mut self, doc: &DeTable<'_>, layer: &mut Layer) {
-        const KNOWN: &[&str] = &["version", "gate", "workspace", "paths", "tools", "rules", "commands"];
+        const KNOWN: &[&str] = &["version", "gate", "workspace", "paths", "secrets", "tools", "rules", "commands"];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
                 "version" => match v.get_ref() {
@@ -122,6 +123,32 @@ impl Reader<'_> {
                 "paths" => {
                     if let Some(t) = self.table(v, "[paths]") {
                         self.paths(t, layer);
+                    }
+                }
+                "secrets" => {
+                    if let Some(t) = self.table(v, "[secrets]") {
+                        for (k, v) in t.iter() {
+                            match k.get_ref().as_ref() {
+                                "ask_score" => match v.get_ref() {
+                                    DeValue::Integer(i) => match i.as_str().parse::<u32>() {
+                                        Ok(n) if n >= 1 => {
+                                            layer.secrets_ask_score = Some(At { value: n, span: v.span() })
+                                        }
+                                        _ => self.err(
+                                            v.span(),
+                                            "policy-value",
+                                            "secrets.ask_score must be a whole number from 1 up",
+                                        ),
+                                    },
+                                    other => self.err(
+                                        v.span(),
+                                        "policy-type",
+                                        format!("secrets.ask_score must be an integer, found {}", other.type_str()),
+                                    ),
+                                },
+                                _ => self.unknown_key(k, "[secrets]", &["ask_score"]),
+                            }
+                        }
                     }
                 }
                 "tools" => {

@@ -56,7 +56,8 @@ pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome
 /// PreToolUse), reason on stderr, exit 2 (blocks whatever the event was).
 pub fn fail(code: &str, message: &str) -> HookOutcome {
     let d = Decision::fail_closed(code, message);
-    HookOutcome { stdout: decision_json(&d), stderr: format!("{}\n", d.explain()), exit: 2 }
+    let why = loopguard_secrets::Scanner::builtin().redact(&d.explain());
+    HookOutcome { stdout: decision_json(&d), stderr: format!("{why}\n"), exit: 2 }
 }
 
 fn decision_json(d: &Decision) -> String {
@@ -64,7 +65,8 @@ fn decision_json(d: &Decision) -> String {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": d.verdict().as_str(),
-            "permissionDecisionReason": d.explain(),
+            // Reasons quote commands and paths: never let one carry a secret out.
+            "permissionDecisionReason": loopguard_secrets::Scanner::builtin().redact(&d.explain()),
         }
     });
     format!("{v}\n")
