@@ -252,7 +252,7 @@ pub const BUILTIN_RULES: &[Rule] = &[
         "Password, secret or token assigned in code, config, shell or JSON",
         Medium,
         &["pass", "secret", "token", "api_key", "apikey", "api-key", "pwd", "credential", "auth_key", "private_key"],
-        r#"(?i)(?:^|[\s,{;(\x22'`]|\\n|\+)[\w.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|private[_\-]?key|credentials?)[\w.\-]*(?:\\?\x22|')?\s*(?::=|=>|[:=])\s*(?:\\?\x22|'|`)?([^\s\x22'`\\,;]{8,200})"#,
+        r#"(?i)(?:^|[\s,{;(\x22'`]|\\n|\+)[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|private[_\-]?key|credentials?)[A-Za-z0-9_.\-]*(?:\\?\x22|')?\s*(?::=|=>|[:=])\s*(?:\\?\x22|'|`)?([^\s\x22'`\\,;]{8,200})"#,
         1,
         3.0,
     ),

@@ -67,3 +67,13 @@ fn every_rule_meets_its_fixtures() {
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
+
+#[test]
+fn every_builtin_regex_compiles() {
+    // A rule whose regex does not compile would be silently skipped by the scanner.
+    for r in BUILTIN_RULES {
+        if let Err(e) = regex::Regex::new(r.regex) {
+            panic!("rule {} does not compile: {e}", r.id);
+        }
+    }
+}
