@@ -65,6 +65,8 @@ pub struct Scanner {
     prefilter: OnceLock<Option<AhoCorasick>>,
     /// Which bytes start a keyword (for short texts).
     firsts: OnceLock<[bool; 256]>,
+    /// Per keyword, the rules whose keywords it contains.
+    contained: OnceLock<Vec<Vec<usize>>>,
     /// Many texts will be scanned: always use a DFA prefilter.
     bulk: bool,
     /// Keyword pattern index → rule index.
@@ -120,10 +122,35 @@ impl Scanner {
             keywords,
             prefilter: OnceLock::new(),
             firsts: OnceLock::new(),
+            contained: OnceLock::new(),
             keyword_rule,
             regexes,
             bulk: false,
         }
+    }
+
+    /// For each keyword, the other rules one of whose keywords occurs inside it.
+    fn contained(&self) -> &[Vec<usize>] {
+        self.contained.get_or_init(|| {
+            self.keywords
+                .iter()
+                .enumerate()
+                .map(|(k, kw)| {
+                    let own = self.keyword_rule.get(k).copied();
+                    let mut rules: Vec<usize> = self
+                        .keywords
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, other)| *j != k && kw.contains(other.as_str()))
+                        .filter_map(|(j, _)| self.keyword_rule.get(j).copied())
+                        .filter(|r| Some(*r) != own)
+                        .collect();
+                    rules.sort_unstable();
+                    rules.dedup();
+                    rules
+                })
+                .collect()
+        })
     }
 
     fn first_bytes(&self) -> &[bool; 256] {
@@ -143,7 +170,7 @@ impl Scanner {
             .get_or_init(|| {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
+                    .match_kind(MatchKind::LeftmostLongest)
                     .kind(Some(if self.bulk { AhoCorasickKind::DFA } else { AhoCorasickKind::NoncontiguousNFA }))
                     .build(&self.keywords)
                     .ok()
@@ -175,11 +202,21 @@ impl Scanner {
                 }
             }
         } else if let Some(ac) = self.automaton() {
-            for m in ac.find_overlapping_iter(text) {
-                if let Some(&ri) = self.keyword_rule.get(m.pattern().as_usize()) {
+            // Non-overlapping search is much faster than overlapping; a keyword hidden inside a
+            // longer one (`secret` in `aws_secret`, `sk` in `sk_live_`) still triggers its rules
+            // through `contained`.
+            let contained = self.contained();
+            for m in ac.find_iter(text) {
+                let k = m.pattern().as_usize();
+                if let Some(&ri) = self.keyword_rule.get(k) {
+                    out.push((m.start(), ri));
+                }
+                for &ri in contained.get(k).map(Vec::as_slice).unwrap_or_default() {
                     out.push((m.start(), ri));
                 }
             }
+            out.sort_unstable();
+            out.dedup();
         }
         out
     }
@@ -309,6 +346,17 @@ impl Scanner {
             last = f.span.end;
         }
         out.push_str(&text[last..]);
+        // A value found once is a secret everywhere in this text, even where its surroundings
+        // kept a rule from matching (a longer run, low entropy around it).
+        let mut seen: Vec<(&str, &str)> =
+            found.iter().map(|f| (&text[f.span.clone()], f.rule.as_str())).filter(|(v, _)| v.len() >= 8).collect();
+        seen.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        seen.dedup_by(|a, b| a.0 == b.0);
+        for (value, rule) in seen {
+            if out.contains(value) {
+                out = out.replace(value, &format!("{}…[REDACTED:{rule}]", kind_prefix(value, rule)));
+            }
+        }
         out
     }
 }

@@ -74,3 +74,18 @@ fn safe_text_redacts_secrets_and_home() {
         "/home/alicex/a and ~, ok"
     );
 }
+
+/// A fuzzer find: the same key twice on a line, the second time inside a longer low-entropy
+/// run that no rule matches. Once found, a value is redacted everywhere in the text.
+#[test]
+fn a_secret_found_once_is_redacted_everywhere() {
+    let s = Scanner::builtin();
+    let text = "x=?sk_test_FiWWWWtokenWWWWNNNNNN^N and again sk_test_FiWWWWtokenWWWWNNNNNNNNWWWWWWWKK";
+    let found = s.scan(text);
+    assert!(!found.is_empty());
+    let out = s.redact(text);
+    for f in &found {
+        assert!(!out.contains(&text[f.span.clone()]), "{out}");
+    }
+    assert_eq!(s.redact(&out), out);
+}

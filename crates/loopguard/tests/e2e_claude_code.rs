@@ -199,7 +199,13 @@ fn real_claude_code_sees_tool_output_with_secrets_redacted() {
     assert!(!is_error, "{bash}");
     assert!(bash.contains("ghp_…[REDACTED:github-pat]") && !bash.contains(&gh), "{bash}");
     // (Claude Code 2.1.197 offers no Grep or Glob tool in this mode: "No such tool available".)
-    let tools: Vec<String> = run.requests.iter().filter_map(|r| r["body"]["tools"].as_array()).flatten().filter_map(|t| t["name"].as_str().map(String::from)).collect();
+    let tools: Vec<String> = run
+        .requests
+        .iter()
+        .filter_map(|r| r["body"]["tools"].as_array())
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
     assert!(tools.iter().any(|t| t == "Read") && tools.iter().any(|t| t == "Bash"), "{tools:?}");
     for r in &run.requests {
         assert!(!r.to_string().contains(&gh), "the token reached the API");
