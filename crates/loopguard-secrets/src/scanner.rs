@@ -350,7 +350,7 @@ impl Scanner {
         // kept a rule from matching (a longer run, low entropy around it).
         let mut seen: Vec<(&str, &str)> =
             found.iter().map(|f| (&text[f.span.clone()], f.rule.as_str())).filter(|(v, _)| v.len() >= 8).collect();
-        seen.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        seen.sort_by_key(|v| std::cmp::Reverse(v.0.len()));
         seen.dedup_by(|a, b| a.0 == b.0);
         for (value, rule) in seen {
             if out.contains(value) {
