@@ -161,7 +161,8 @@ impl AuditEvent {
     }
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

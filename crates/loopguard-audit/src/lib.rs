@@ -15,7 +15,7 @@
 mod event;
 mod verify;
 
-pub use event::{AuditEvent, EventKind, GENESIS_HASH, NewEvent};
+pub use event::{AuditEvent, EventKind, GENESIS_HASH, NewEvent, hex};
 pub use verify::{Problem, VerifyReport};
 
 use std::fmt;

@@ -1,7 +1,7 @@
 //! Where loopguard keeps things: the state home (off-tree), policy file locations, the
 //! workspace a call belongs to, and the per-workspace audit log.
 
-use loopguard_audit::AuditLog;
+use loopguard_audit::{AuditLog, hex};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -105,16 +105,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Lowercase hex (formatting byte by byte through `format!` costs more than the hash).
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
 
 #[cfg(test)]
 mod tests {
