@@ -330,6 +330,20 @@ impl Scanner {
     /// `text` with every secret replaced by `prefix…[REDACTED:rule]` (the prefix only where it
     /// names the kind, like `ghp_`). Idempotent.
     pub fn redact(&self, text: &str) -> String {
+        // To a fixed point: a replacement can, in odd text, complete a pattern it did not form
+        // before; redacting again until nothing is found makes the result idempotent.
+        let mut cur = self.redact_once(text);
+        for _ in 0..4 {
+            let next = self.redact_once(&cur);
+            if next == cur {
+                break;
+            }
+            cur = next;
+        }
+        cur
+    }
+
+    fn redact_once(&self, text: &str) -> String {
         let found = self.scan(text);
         if found.is_empty() {
             return text.to_string();

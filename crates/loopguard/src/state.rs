@@ -105,7 +105,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
