@@ -487,41 +487,44 @@ fn floor_char(s: &str, mut i: usize) -> usize {
     i
 }
 
-/// The public prefix that names a token's kind (`ghp_`, `AKIA`, `sk-ant-`, `xoxb-`), if any.
+/// The public prefix that names a token's kind (`ghp_`, `AKIA`, `sk-ant-`, `xoxb-`), kept only
+/// for the vendor rule that owns it and only when plenty of the secret follows it.
 fn kind_prefix(secret: &str, rule: &str) -> String {
-    const PREFIXES: &[&str] = &[
-        "github_pat_",
-        "ghp_",
-        "gho_",
-        "ghu_",
-        "ghs_",
-        "ghr_",
-        "glpat-",
-        "xoxb-",
-        "xoxp-",
-        "xoxa-",
-        "xoxr-",
-        "xoxs-",
-        "sk_live_",
-        "rk_live_",
-        "sk_test_",
-        "rk_test_",
-        "sk-ant-",
-        "sk-proj-",
-        "sk-svcacct-",
-        "sk-admin-",
-        "hf_",
-        "npm_",
-        "pypi-",
-        "dop_v1_",
-        "AKIA",
-        "ASIA",
-        "AIza",
-        "SG.",
-        "eyJ",
+    const PREFIXES: &[(&str, &str)] = &[
+        ("github_pat_", "github-fine-grained-pat"),
+        ("ghp_", "github-pat"),
+        ("gho_", "github-oauth"),
+        ("ghu_", "github-oauth"),
+        ("ghs_", "github-oauth"),
+        ("ghr_", "github-oauth"),
+        ("glpat-", "gitlab-token"),
+        ("xoxb-", "slack-token"),
+        ("xoxp-", "slack-token"),
+        ("xoxa-", "slack-token"),
+        ("xoxr-", "slack-token"),
+        ("xoxs-", "slack-token"),
+        ("sk_live_", "stripe-secret-key"),
+        ("rk_live_", "stripe-secret-key"),
+        ("sk_test_", "stripe-secret-key"),
+        ("rk_test_", "stripe-secret-key"),
+        ("sk-ant-", "anthropic-api-key"),
+        ("sk-proj-", "openai-api-key"),
+        ("sk-svcacct-", "openai-api-key"),
+        ("sk-admin-", "openai-api-key"),
+        ("hf_", "huggingface-token"),
+        ("npm_", "npm-token"),
+        ("pypi-", "pypi-token"),
+        ("dop_v1_", "digitalocean-token"),
+        ("AKIA", "aws-access-key-id"),
+        ("ASIA", "aws-access-key-id"),
+        ("AIza", "gcp-api-key"),
+        ("SG.", "sendgrid-api-key"),
+        ("eyJ", "jwt"),
     ];
-    let _ = rule;
-    PREFIXES.iter().find(|p| secret.starts_with(**p)).map_or_else(String::new, |p| p.to_string())
+    PREFIXES
+        .iter()
+        .find(|(p, r)| *r == rule && secret.starts_with(p) && secret.len() >= p.len() + 8)
+        .map_or_else(String::new, |(p, _)| p.to_string())
 }
 
 /// Shannon entropy in bits per character.

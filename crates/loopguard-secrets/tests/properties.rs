@@ -89,3 +89,14 @@ fn a_secret_found_once_is_redacted_everywhere() {
     }
     assert_eq!(s.redact(&out), out);
 }
+
+#[test]
+fn the_kept_prefix_only_names_a_token_kind() {
+    // A fuzzer find: a URL password that was just `rk_test_` was "redacted" to its own prefix.
+    let s = Scanner::builtin();
+    let out = s.redact("redis://u:rk_test_@cache/0");
+    assert!(!out.contains(":rk_test_"), "{out}");
+    let out = s.redact("DATABASE_URL=postgres://app:AKIAQ7RZ2M5K3W6X4N2Pxx@db/app");
+    assert!(!out.contains("AKIA"), "a password's start is not a kind: {out}");
+    assert!(s.redact("ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A").starts_with("ghp_…[REDACTED"));
+}
