@@ -7,3 +7,8 @@ cargo bench -p loopguard-core --bench gate
 cargo bench -p loopguard-core --bench shell
 cargo bench -p loopguard --bench audit_append
 cargo bench -p loopguard --bench hook_latency
+# The same against the static build users get from scripts/install.sh.
+static_bin=$(bash scripts/build-static.sh | tail -n 1)
+LOOPGUARD_BENCH_BIN="$PWD/$static_bin" cargo bench -p loopguard --bench hook_latency
+cargo bench -p loopguard-core --bench paths
+cargo bench -p loopguard-secrets --bench scan

@@ -32,7 +32,9 @@ fn us(d: Duration) -> f64 {
 
 fn main() {
     let iters: usize = std::env::var("HOOK_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(400);
-    let exe = env!("CARGO_BIN_EXE_loopguard");
+    // LOOPGUARD_BENCH_BIN measures another build (scripts/bench.sh passes the static one).
+    let exe_owned = std::env::var("LOOPGUARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_loopguard").to_string());
+    let exe = exe_owned.as_str();
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("project");
     std::fs::create_dir_all(ws.join(".git")).unwrap();
@@ -68,7 +70,7 @@ fn main() {
     }
     let (hm, h10, h90) = stats(h);
     let (fm, f10, f90) = stats(f);
-    println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`");
+    println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`, binary {exe}");
     println!("  loopguard hook  median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(hm), us(h10), us(h90));
     println!("  floor (cat)     median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(fm), us(f10), us(f90));
     println!("  ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)", hm.as_secs_f64() / fm.as_secs_f64());
