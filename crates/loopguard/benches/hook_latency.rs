@@ -33,7 +33,8 @@ fn us(d: Duration) -> f64 {
 fn main() {
     let iters: usize = std::env::var("HOOK_BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(400);
     // LOOPGUARD_BENCH_BIN measures another build (scripts/bench.sh passes the static one).
-    let exe_owned = std::env::var("LOOPGUARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_loopguard").to_string());
+    let exe_owned =
+        std::env::var("LOOPGUARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_loopguard").to_string());
     let exe = exe_owned.as_str();
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("project");

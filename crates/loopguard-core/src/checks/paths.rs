@@ -52,14 +52,18 @@ pub fn resolve_under(base: &Path, path: &Path) -> Result<PathBuf, PathError> {
 }
 
 fn walk(start: PathBuf, start_exists: bool, path: &Path) -> Result<PathBuf, PathError> {
-    walk_meta(start, start_exists, path).map(|(p, _)| p)
+    walk_meta(start, start_exists, path, &[]).map(|(p, _)| p)
 }
 
 /// [`walk`], also returning the metadata of the final component when it exists.
+/// `real` lists directories known to be real (resolved roots): a component that lands on one of
+/// them, or on a prefix of one, needs no lookup — which matters after an absolute symlink sends
+/// the walk back to `/`.
 fn walk_meta(
     start: PathBuf,
     start_exists: bool,
     path: &Path,
+    real: &[(PathBuf, bool)],
 ) -> Result<(PathBuf, Option<std::fs::Metadata>), PathError> {
     use std::os::unix::ffi::OsStrExt;
     if path.as_os_str().as_bytes().contains(&0) || start.as_os_str().as_bytes().contains(&0) {
@@ -86,6 +90,9 @@ fn walk_meta(
         } else {
             out.push(&part);
             if !exists {
+                continue;
+            }
+            if real.iter().any(|(r, exists)| *exists && r.starts_with(&out)) {
                 continue;
             }
             match std::fs::symlink_metadata(&out) {
@@ -144,6 +151,8 @@ pub struct PathValidator<'p> {
     roots: Vec<PathBuf>,
     /// Whether each root exists (resolved roots are real paths, so walks can start there).
     roots_exist: Vec<bool>,
+    /// The roots with their existence, for walks that come back through `/`.
+    known_real: Vec<(PathBuf, bool)>,
     rules: Option<&'p PathRules>,
     home: Option<PathBuf>,
     /// Absolute paths protected wherever they are: the state home, the user policy file.
@@ -167,8 +176,9 @@ impl<'p> PathValidator<'p> {
     /// [`PathValidator::with_rules`].
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a Path>) -> Self {
         let roots: Vec<PathBuf> = roots.into_iter().filter_map(|r| resolve(r, Path::new("/")).ok()).collect();
-        let roots_exist = roots.iter().map(|r| std::fs::symlink_metadata(r).is_ok()).collect();
-        PathValidator { roots, roots_exist, rules: None, home: None, protected: Vec::new() }
+        let roots_exist: Vec<bool> = roots.iter().map(|r| std::fs::symlink_metadata(r).is_ok()).collect();
+        let known_real = roots.iter().cloned().zip(roots_exist.iter().copied()).collect();
+        PathValidator { roots, roots_exist, known_real, rules: None, home: None, protected: Vec::new() }
     }
 
     /// Adds the policy's path rules, the home directory and the absolute paths to protect.
@@ -205,10 +215,10 @@ impl<'p> PathValidator<'p> {
         let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
         for (root, exists) in self.roots.iter().zip(&self.roots_exist) {
             if let Ok(rest) = joined.strip_prefix(root) {
-                return walk_meta(root.clone(), *exists, rest);
+                return walk_meta(root.clone(), *exists, rest, &self.known_real);
             }
         }
-        walk_meta(PathBuf::from("/"), true, &joined)
+        walk_meta(PathBuf::from("/"), true, &joined, &self.known_real)
     }
 
     /// [`resolve`], faster for paths under a root.
