@@ -171,7 +171,7 @@ impl Scanner {
                 AhoCorasickBuilder::new()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::LeftmostLongest)
-                    .kind(Some(if self.bulk { AhoCorasickKind::DFA } else { AhoCorasickKind::NoncontiguousNFA }))
+                    .kind(Some(if self.bulk { AhoCorasickKind::DFA } else { AhoCorasickKind::ContiguousNFA }))
                     .build(&self.keywords)
                     .ok()
             })
@@ -331,9 +331,17 @@ impl Scanner {
     /// names the kind, like `ghp_`). Idempotent.
     pub fn redact(&self, text: &str) -> String {
         // To a fixed point: a replacement can, in odd text, complete a pattern it did not form
-        // before; redacting again until nothing is found makes the result idempotent.
+        // before. Only lines holding a replacement can change, so those are what is checked; a
+        // full pass repeats only if they hold something.
         let mut cur = self.redact_once(text);
+        if cur.len() == text.len() && cur == text {
+            return cur;
+        }
         for _ in 0..4 {
+            let touched: String = cur.lines().filter(|l| l.contains("…[REDACTED:")).collect::<Vec<_>>().join("\n");
+            if self.scan(&touched).is_empty() {
+                break;
+            }
             let next = self.redact_once(&cur);
             if next == cur {
                 break;
