@@ -45,6 +45,10 @@ struct Run {
 
 /// Installs loopguard into a settings file, then runs Claude Code with `script` in the sandbox.
 fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
+    run_claude_with(sb, claude, script, &[])
+}
+
+fn run_claude_with(sb: &Sandbox, claude: &Path, script: Value, extra: &[&str]) -> Run {
     let out = sb.root.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let settings = sb.root.path().join("settings.json");
@@ -56,6 +60,7 @@ fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
         .args(["-rn", "bash"])
         .arg(repo_root().join("tests/e2e/run-claude.sh"))
         .args([claude.as_os_str(), script_path.as_os_str(), sb.ws.as_os_str(), settings.as_os_str(), out.as_os_str()])
+        .args(extra)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sb.home)
@@ -207,6 +212,37 @@ fn real_claude_code_sees_tool_output_with_secrets_redacted() {
         .filter_map(|t| t["name"].as_str().map(String::from))
         .collect();
     assert!(tools.iter().any(|t| t == "Read") && tools.iter().any(|t| t == "Bash"), "{tools:?}");
+    for r in &run.requests {
+        assert!(!r.to_string().contains(&gh), "the token reached the API");
+    }
+}
+
+#[test]
+fn real_claude_code_sees_mcp_results_with_secrets_redacted() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    let gh = format!("ghp_{}", "Zq8vN2kP4mX7rT1wZq8vN2kP4mX7rT1wAbCd");
+    // MCP tools ask by default; this user allows the test server's tool.
+    std::fs::create_dir_all(sb.home.join(".config/loopguard")).unwrap();
+    std::fs::write(sb.home.join(".config/loopguard/policy.toml"), "[tools]\n\"mcp__vault__*\" = \"allow\"\n").unwrap();
+    let server = repo_root().join("tests/e2e/mcp_secret_server.py");
+    let mcp = sb.root.path().join("mcp.json");
+    std::fs::write(
+        &mcp,
+        serde_json::json!({"mcpServers": {"vault": {"command": "python3", "args": [server, gh]}}}).to_string(),
+    )
+    .unwrap();
+    let run = run_claude_with(
+        &sb,
+        &claude,
+        serde_json::json!([{"tool": "mcp__vault__read_config", "input": {}}, {"text": "finished"}]),
+        &["--mcp-config", mcp.to_str().unwrap(), "--strict-mcp-config"],
+    );
+    let (result, is_error) =
+        tool_result(&run, "toolu_e2e_0").unwrap_or_else(|| panic!("no MCP result; stderr: {}", run.stderr));
+    assert!(!is_error, "{result}");
+    assert!(result.contains("deploy config"), "{result}");
+    assert!(result.contains("ghp_…[REDACTED:github-pat]") && !result.contains(&gh), "{result}");
     for r in &run.requests {
         assert!(!r.to_string().contains(&gh), "the token reached the API");
     }

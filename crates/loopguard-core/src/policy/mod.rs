@@ -422,7 +422,11 @@ impl Policy {
             if exact.is_some() {
                 return exact;
             }
-            self.tool_entries_matching(tool).filter(|e| origin_ok(e.origin)).map(|e| e.verdict).max()
+            // Among globs, the highest layer speaks (a user's `mcp__docs__*` overrides the
+            // built-in `mcp__*`); within one layer, the strictest.
+            let hits: Vec<&ToolEntry> = self.tool_entries_matching(tool).filter(|e| origin_ok(e.origin)).collect();
+            let top = hits.iter().map(|e| e.origin).max()?;
+            hits.iter().filter(|e| e.origin == top).map(|e| e.verdict).max()
         };
         let below = base(&|o| o != LayerKind::Project);
         let floor = base(&|o| o == LayerKind::Project);

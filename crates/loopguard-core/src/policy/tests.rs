@@ -204,3 +204,13 @@ fn prefix_and_complex_tool_globs_both_match() {
     let e = layer(LayerKind::User, "[tools]\n\"mcp__[\" = \"deny\"\n").unwrap_err();
     assert_eq!(e.diagnostics[0].code, "policy-value");
 }
+
+#[test]
+fn a_user_glob_overrides_a_builtin_glob() {
+    let p = layer(LayerKind::User, "[tools]\n\"mcp__vault__*\" = \"allow\"\n").unwrap();
+    assert_eq!(p.tool_verdict("mcp__vault__read"), Some(Verdict::Allow));
+    assert_eq!(p.tool_verdict("mcp__other__x"), Some(Verdict::Ask), "the built-in mcp__* still applies elsewhere");
+    // Within one layer the strictest glob wins.
+    let q = layer(LayerKind::User, "[tools]\n\"mcp__*\" = \"allow\"\n\"mcp__{a,b}__*\" = \"deny\"\n").unwrap();
+    assert_eq!(q.tool_verdict("mcp__a__x"), Some(Verdict::Deny));
+}
