@@ -100,3 +100,20 @@ fn the_kept_prefix_only_names_a_token_kind() {
     assert!(!out.contains("AKIA"), "a password's start is not a kind: {out}");
     assert!(s.redact("ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A").starts_with("ghp_…[REDACTED"));
 }
+
+#[test]
+fn summary_weighs_findings_by_severity() {
+    let s = Scanner::builtin();
+    let none = loopguard_secrets::Summary::of(&s.scan("nothing secret here"));
+    assert_eq!((none.score, none.risk_score, none.has_critical, none.has_high), (0, 0, false, false));
+    // One high (Google API key, 10) and one critical (GitHub PAT, 40).
+    let text = format!(
+        "key=AIza{} token=ghp_{}",
+        "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    );
+    let found = s.scan(&text);
+    let ids: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+    assert_eq!(ids, ["gcp-api-key", "github-pat"]);
+    let sum = loopguard_secrets::Summary::of(&found);
+    assert_eq!((sum.score, sum.risk_score, sum.has_critical, sum.has_high), (50, 40, true, true));
+}
