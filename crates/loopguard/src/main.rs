@@ -5,7 +5,6 @@ use loopguard::hook::{self, HookOutcome};
 use loopguard::state::{self, Env};
 use loopguard_core::Policy;
 use loopguard_core::policy::{LayerKind, diag};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -209,7 +208,10 @@ fn hook_main(args: &[String]) -> ExitCode {
                 env: Env::from_process(),
                 deadline: Duration::from_millis(deadline_ms),
             };
-            hook::claude_code::run(std::io::stdin(), config)
+            match hook::claude_code::run(std::io::stdin(), config) {
+                Some(outcome) => outcome,
+                None => hook::wait_for_watchdog(),
+            }
         }
         None => hook::claude_code::fail(
             loopguard_core::reasons::INTERNAL_ERROR,
@@ -235,12 +237,7 @@ fn parse_hook_args(args: &[String]) -> Option<u64> {
 }
 
 fn emit(o: &HookOutcome) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(o.stdout.as_bytes());
-    let _ = out.flush();
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(o.stderr.as_bytes());
-    let _ = err.flush();
+    hook::write_outcome(o);
     ExitCode::from(o.exit)
 }
 

@@ -28,9 +28,10 @@ pub struct HookConfig {
     pub deadline: Duration,
 }
 
-/// Runs one hook call: reads the event from `stdin`, decides, answers. Never panics, never
-/// blocks past the deadline.
-pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome {
+/// Runs one hook call: reads the event from `stdin`, decides, answers. Never panics. If the
+/// deadline passes first, the deny is printed and the process exits from the watchdog thread,
+/// and this returns `None` (the caller must then wait: see [`super::wait_for_watchdog`]).
+pub fn run(stdin: impl Read, config: HookConfig) -> Option<HookOutcome> {
     let deadline = config.deadline;
     let env = config.env;
     run_with_deadline(
@@ -40,14 +41,14 @@ pub fn run(stdin: impl Read + Send + 'static, config: HookConfig) -> HookOutcome
             Err(e) => fail(HOOK_INPUT_INVALID, &format!("cannot read the hook input: {e}")),
         },
         || fail(INTERNAL_ERROR, "loopguard failed internally while deciding; the call is denied."),
-        || {
-            fail(
+        move || {
+            super::answer_and_exit(&fail(
                 HOOK_DEADLINE_EXCEEDED,
                 &format!(
                     "loopguard did not decide within its {} ms deadline; the call is denied.",
                     deadline.as_millis()
                 ),
-            )
+            ))
         },
     )
 }
