@@ -57,8 +57,11 @@ where
         std::thread::Builder::new().name("loopguard-deadline".into()).stack_size(64 * 1024).spawn(move || {
             if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(deadline)
                 && claim(&watchdog_claimed)
+                // A panic while answering must still end the process blocked, never leave the
+                // main thread parked until the host gives up (the host would then proceed).
+                && std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_timeout)).is_err()
             {
-                on_timeout();
+                std::process::exit(2);
             }
         });
     if spawned.is_err() {
@@ -96,10 +99,10 @@ pub fn answer_and_exit(o: &HookOutcome) -> ! {
 
 /// For the caller when [`run_with_deadline`] returned `None`: the watchdog is answering and
 /// will end the process; returning from `main` could exit 0 before it does.
+/// Should the watchdog somehow not exit within a second, the process exits 2 (blocking) itself.
 pub fn wait_for_watchdog() -> ! {
-    loop {
-        std::thread::park();
-    }
+    std::thread::sleep(Duration::from_secs(1));
+    std::process::exit(2)
 }
 
 #[cfg(test)]
