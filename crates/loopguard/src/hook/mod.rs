@@ -6,9 +6,9 @@
 pub mod claude_code;
 
 use std::io::{Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 /// Largest hook input accepted; anything larger is denied unread.
 pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
@@ -43,7 +43,8 @@ pub fn read_bounded(mut input: impl Read) -> std::io::Result<Vec<u8>> {
 ///
 /// Why the work stays on the calling thread: handing it to a worker thread cost ~90 µs per hook
 /// call here, the watchdog ~55 µs (std's thread start registers a TLS destructor, glibc mallocs
-/// for it and so maps a fresh arena: unavoidable with `std::thread`).
+/// for it and so maps a fresh arena: unavoidable with `std::thread`). Waiting with
+/// `park_timeout` instead of the channel measured ~2% slower end to end.
 pub fn run_with_deadline<W, P, T>(deadline: Duration, work: W, on_panic: P, on_timeout: T) -> Option<HookOutcome>
 where
     W: FnOnce() -> HookOutcome,
@@ -51,35 +52,28 @@ where
     T: FnOnce() + Send + 'static,
 {
     let claimed = Arc::new(AtomicBool::new(false));
+    let (done, wait) = mpsc::channel::<()>();
     let watchdog_claimed = Arc::clone(&claimed);
-    let start = Instant::now();
-    // The main thread unparks the watchdog once it has claimed the answer.
     let spawned =
         std::thread::Builder::new().name("loopguard-deadline".into()).stack_size(64 * 1024).spawn(move || {
-            loop {
-                if watchdog_claimed.load(Ordering::Acquire) {
-                    return;
-                }
-                match deadline.checked_sub(start.elapsed()) {
-                    Some(left) if !left.is_zero() => std::thread::park_timeout(left),
-                    _ => break,
-                }
-            }
-            // A panic while answering must still end the process blocked, never leave the main
-            // thread waiting until the host gives up (the host would then proceed).
-            if claim(&watchdog_claimed) && std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_timeout)).is_err() {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(deadline)
+                && claim(&watchdog_claimed)
+                // A panic while answering must still end the process blocked, never leave the
+                // main thread parked until the host gives up (the host would then proceed).
+                && std::panic::catch_unwind(std::panic::AssertUnwindSafe(on_timeout)).is_err()
+            {
                 std::process::exit(2);
             }
         });
-    let Ok(watchdog) = spawned else {
+    if spawned.is_err() {
         // No watchdog, no deadline: do not start work that could hang unanswered.
         return Some(on_panic());
-    };
+    }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
     if !claim(&claimed) {
         return None;
     }
-    watchdog.thread().unpark();
+    drop(done);
     Some(result.unwrap_or_else(|_| on_panic()))
 }
 
@@ -115,7 +109,6 @@ pub fn wait_for_watchdog() -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc;
 
     fn outcome(tag: &str) -> HookOutcome {
         HookOutcome { stdout: tag.into(), stderr: String::new(), exit: 0 }
