@@ -55,7 +55,7 @@ fn walk(start: PathBuf, start_exists: bool, path: &Path) -> Result<PathBuf, Path
     walk_meta(start, start_exists, path, &[]).map(|(p, _)| p)
 }
 
-/// [`walk`], also returning the metadata of the final component when it exists.
+/// [`walk`], also returning whether the final component is a regular file with several hard links.
 /// `real` lists directories known to be real (resolved roots): a component that lands on one of
 /// them, or on a prefix of one, needs no lookup — which matters after an absolute symlink sends
 /// the walk back to `/`.
@@ -64,19 +64,32 @@ fn walk_meta(
     start_exists: bool,
     path: &Path,
     real: &[(PathBuf, bool)],
-) -> Result<(PathBuf, Option<std::fs::Metadata>), PathError> {
+) -> Result<(PathBuf, bool), PathError> {
     use std::os::unix::ffi::OsStrExt;
     if path.as_os_str().as_bytes().contains(&0) || start.as_os_str().as_bytes().contains(&0) {
         return Err(PathError::Nul);
     }
+    if start_exists && let Some(found) = kernel_checked(&start, path) {
+        return Ok(found);
+    }
+    walk_components(start, start_exists, path, real)
+}
+
+/// The component-by-component walk of [`walk_meta`].
+fn walk_components(
+    start: PathBuf,
+    start_exists: bool,
+    path: &Path,
+    real: &[(PathBuf, bool)],
+) -> Result<(PathBuf, bool), PathError> {
     let mut queue: VecDeque<OsString> = VecDeque::new();
     push_components(&mut queue, path, false);
     let mut out = start;
     let mut hops = 0;
     let mut exists = start_exists;
-    let mut last: Option<std::fs::Metadata> = None;
+    let mut hard_linked = false;
     while let Some(part) = queue.pop_front() {
-        last = None;
+        hard_linked = false;
         if part == "/" {
             out = PathBuf::from("/");
         } else if part == ".." {
@@ -105,7 +118,7 @@ fn walk_meta(
                     out.pop();
                     push_components(&mut queue, &target, true);
                 }
-                Ok(m) => last = Some(m),
+                Ok(m) => hard_linked = is_multiply_linked(&m),
                 Err(e)
                     if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20 /* ENOTDIR */) =>
                 {
@@ -115,7 +128,51 @@ fn walk_meta(
             }
         }
     }
-    Ok((out, last))
+    Ok((out, hard_linked))
+}
+
+/// The fast path of [`walk_meta`]. One `openat2(RESOLVE_NO_SYMLINKS)` asks the kernel to walk
+/// to the parent of the last name and fail if any component on the way (`..` targets included)
+/// is a symlink; one `statat(AT_SYMLINK_NOFOLLOW)` then looks at the last name. With no symlink
+/// anywhere, the lexical normal form is the real path. Anything else (a symlink, a missing
+/// directory, a path not ending in a name, an old kernel, a seccomp filter) returns `None` and
+/// the component-by-component walk decides, as it always did.
+fn kernel_checked(start: &Path, path: &Path) -> Option<(PathBuf, bool)> {
+    use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, openat2, statat};
+    let full = start.join(path);
+    let Some(Component::Normal(name)) = path.components().next_back() else {
+        return None;
+    };
+    let parent = full.parent().filter(|p| p.is_absolute())?;
+    let dir = openat2(
+        CWD,
+        parent,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS,
+    )
+    .ok()?;
+    let hard_linked = match statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => return None,
+            FileType::RegularFile => st.st_nlink > 1,
+            _ => false,
+        },
+        Err(rustix::io::Errno::NOENT) => false,
+        Err(_) => return None,
+    };
+    let mut out = PathBuf::from("/");
+    for c in parent.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out.push(name);
+    Some((out, hard_linked))
 }
 
 fn push_components(queue: &mut VecDeque<OsString>, p: &Path, front: bool) {
@@ -210,8 +267,9 @@ impl<'p> PathValidator<'p> {
 
     /// Resolves `path` (relative to `cwd`) like [`resolve`]; a path that lexically starts with a
     /// root is walked from that root, which is already real (its prefixes hold no symlinks), so
-    /// its components are not looked up again. Also returns the final component's metadata.
-    fn resolve_meta(&self, path: &Path, cwd: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>), PathError> {
+    /// its components are not looked up again. Also returns whether the final component is a
+    /// regular file with more than one hard link.
+    fn resolve_meta(&self, path: &Path, cwd: &Path) -> Result<(PathBuf, bool), PathError> {
         let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
         for (root, exists) in self.roots.iter().zip(&self.roots_exist) {
             if let Ok(rest) = joined.strip_prefix(root) {
@@ -232,8 +290,8 @@ impl<'p> PathValidator<'p> {
             return Vec::new();
         }
         match self.resolve_meta(Path::new(raw), cwd) {
-            Ok((real, meta)) => self.judge_with(raw, Ok(real), meta, what, Access::Write),
-            Err(e) => self.judge_with(raw, Err(e), None, what, Access::Write),
+            Ok((real, hard_linked)) => self.judge_with(raw, Ok(real), hard_linked, what, Access::Write),
+            Err(e) => self.judge_with(raw, Err(e), false, what, Access::Write),
         }
     }
 
@@ -276,8 +334,8 @@ impl<'p> PathValidator<'p> {
 
     fn judge(&self, raw: &str, resolved: Result<PathBuf, PathError>, what: &str, access: Access) -> Vec<Finding> {
         let meta = match (&resolved, access) {
-            (Ok(real), Access::Write) => std::fs::symlink_metadata(real).ok(),
-            _ => None,
+            (Ok(real), Access::Write) => std::fs::symlink_metadata(real).is_ok_and(|m| is_multiply_linked(&m)),
+            _ => false,
         };
         self.judge_with(raw, resolved, meta, what, access)
     }
@@ -286,7 +344,7 @@ impl<'p> PathValidator<'p> {
         &self,
         raw: &str,
         resolved: Result<PathBuf, PathError>,
-        meta: Option<std::fs::Metadata>,
+        hard_linked: bool,
         what: &str,
         access: Access,
     ) -> Vec<Finding> {
@@ -348,7 +406,7 @@ impl<'p> PathValidator<'p> {
                         self.roots.first().map_or_else(|| "the workspace".to_string(), |r| r.display().to_string())
                     )),
             );
-        } else if access == Access::Write && meta.as_ref().is_some_and(is_multiply_linked) {
+        } else if access == Access::Write && hard_linked {
             out.push(
                 Finding::new(PATH_HARDLINK, Verdict::Ask, RiskLevel::High, format!("{what} `{raw}` is a file with several hard links: writing it also changes the other names, which may be outside the workspace."))
                     .with_remedy("write a new file instead, or break the link first (copy, then replace)."),
@@ -438,6 +496,44 @@ mod tests {
         // A fuzzer find: `..` from a missing cwd back to `/` and into /dev/fd.
         let a = resolve(Path::new("../..//dev/fd/x/0"), Path::new("/nonexistent-xyz/ws")).unwrap();
         assert_eq!(resolve(&a, Path::new("/")).unwrap(), a);
+    }
+
+    /// The openat2 fast path must agree with the walk wherever it answers, and must not answer
+    /// for any path that touches a symlink.
+    #[test]
+    fn the_kernel_fast_path_agrees_with_the_walk() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::fs::write(root.join("a/b/f.txt"), "x").unwrap();
+        std::fs::write(root.join("a/b/c/once.txt"), "x").unwrap();
+        std::fs::hard_link(root.join("a/b/f.txt"), root.join("a/b/c/twice.txt")).unwrap();
+        symlink(root.join("a/b"), root.join("ab")).unwrap();
+        symlink("../..", root.join("a/b/up")).unwrap();
+        symlink("/etc", root.join("a/etc")).unwrap();
+        let parts = ["a", "b", "c", "f.txt", "once.txt", "twice.txt", "ab", "up", "etc", "..", ".", "missing"];
+        let mut answered = 0;
+        // Every path of up to 4 parts over the alphabet above.
+        let mut paths: Vec<PathBuf> = vec![PathBuf::new()];
+        for _ in 0..4 {
+            let next: Vec<PathBuf> = paths.iter().flat_map(|p| parts.iter().map(move |x| p.join(x))).collect();
+            paths.extend(next);
+            paths.dedup();
+        }
+        for p in &paths {
+            let slow = walk_components(root.clone(), true, p, &[]).unwrap();
+            if let Some(fast) = kernel_checked(&root, p) {
+                answered += 1;
+                assert_eq!(fast.0, slow.0, "{p:?}");
+                assert_eq!(fast.1, slow.1, "{p:?}");
+            }
+        }
+        assert!(answered > 100, "the fast path answered only {answered} times");
+        assert_eq!(kernel_checked(&root, Path::new("a/b/c/twice.txt")), Some((root.join("a/b/c/twice.txt"), true)));
+        assert_eq!(kernel_checked(&root, Path::new("a/b/c/once.txt")), Some((root.join("a/b/c/once.txt"), false)));
+        for through_a_link in ["ab", "ab/c", "a/b/up", "a/b/up/a", "a/etc", "a/etc/..", "a/b/c/../up"] {
+            assert!(kernel_checked(&root, Path::new(through_a_link)).is_none(), "{through_a_link}");
+        }
     }
 
     #[test]
