@@ -69,7 +69,12 @@ fn walk_meta(
     if path.as_os_str().as_bytes().contains(&0) || start.as_os_str().as_bytes().contains(&0) {
         return Err(PathError::Nul);
     }
-    if start_exists && let Some(found) = kernel_checked(&start, path) {
+    // The fast path costs three syscalls (openat2, statat, close); the walk one lstat per
+    // component. Measured: it only wins from four components on.
+    if start_exists
+        && path.components().count() >= 4
+        && let Some(found) = kernel_checked(&start, path)
+    {
         return Ok(found);
     }
     walk_components(start, start_exists, path, real)
