@@ -338,11 +338,11 @@ impl<'p> PathValidator<'p> {
     }
 
     fn judge(&self, raw: &str, resolved: Result<PathBuf, PathError>, what: &str, access: Access) -> Vec<Finding> {
-        let meta = match (&resolved, access) {
+        let hard_linked = match (&resolved, access) {
             (Ok(real), Access::Write) => std::fs::symlink_metadata(real).is_ok_and(|m| is_multiply_linked(&m)),
             _ => false,
         };
-        self.judge_with(raw, resolved, meta, what, access)
+        self.judge_with(raw, resolved, hard_linked, what, access)
     }
 
     fn judge_with(
