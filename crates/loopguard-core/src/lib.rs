@@ -13,6 +13,7 @@
 //! ```
 
 mod autonomy;
+pub mod breaker;
 mod call;
 pub mod checks;
 mod decision;

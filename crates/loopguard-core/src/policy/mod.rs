@@ -8,7 +8,11 @@
 /// Policy diagnostics (file:line:col) and their rendering.
 pub mod diag;
 mod read;
+mod read_breakers;
 
+use crate::breaker::BreakerRule;
+use crate::breaker::profiles::Profile;
+use crate::breaker::usage::Price;
 use crate::checks::shell;
 use crate::{AutonomyLevel, Verdict};
 pub use diag::{Diagnostic, PolicyError};
@@ -108,6 +112,47 @@ pub struct Policy {
     secrets_ask_score: u32,
     /// The compiled path rules, built on first use.
     path_rules: std::sync::OnceLock<crate::checks::path_rules::PathRules>,
+    breaker: BreakerConfig,
+    /// `[[breakers]]` of the user layer (replacing the profile's rules of the same trigger) and
+    /// of the project layer (added).
+    user_breakers: Vec<BreakerRule>,
+    project_breakers: Vec<BreakerRule>,
+}
+
+/// The breaker settings after merging (docs/breakers.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BreakerConfig {
+    /// The profile the rules start from.
+    pub profile: Profile,
+    /// The effective rules.
+    pub rules: Vec<BreakerRule>,
+    /// Auto reset needs the metric below `threshold × (1 − hysteresis)`.
+    pub hysteresis: f64,
+    /// Where trip events are POSTed (HMAC-SHA256 signed), if anywhere.
+    pub webhook_url: Option<String>,
+    /// USD per million tokens, by model-name prefix.
+    pub prices: Vec<(String, Price)>,
+    /// Break-glass duration when none is given (seconds).
+    pub break_glass_default: u64,
+    /// The longest break-glass allowed (seconds).
+    pub break_glass_max: u64,
+    /// Break-glass scopes (`rule:CODE`, `path:GLOB`) that need two different operators.
+    pub dual_control: Vec<String>,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            profile: Profile::Interactive,
+            rules: Profile::Interactive.rules(),
+            hysteresis: 0.2,
+            webhook_url: None,
+            prices: crate::breaker::usage::default_prices(),
+            break_glass_default: 30 * 60,
+            break_glass_max: 4 * 3600,
+            dual_control: Vec::new(),
+        }
+    }
 }
 
 /// The `[paths]` lists after merging.
@@ -206,6 +251,9 @@ impl Policy {
             paths: PathLists::default(),
             secrets_ask_score: 10,
             path_rules: std::sync::OnceLock::new(),
+            breaker: BreakerConfig::default(),
+            user_breakers: Vec::new(),
+            project_breakers: Vec::new(),
         }
     }
 
@@ -316,6 +364,7 @@ impl Policy {
                 self.secrets_ask_score = a.value;
             }
         }
+        self.merge_breakers(kind, path, text, layer.breaker, diags);
         for rule in layer.commands {
             if let Some(prev) = self.commands.iter().find(|c| c.code.value == rule.code.value) {
                 diags.push(Diagnostic::at(
@@ -329,6 +378,75 @@ impl Policy {
             }
             self.commands.push(rule);
         }
+    }
+
+    fn merge_breakers(
+        &mut self,
+        kind: LayerKind,
+        path: &Path,
+        text: &str,
+        b: read_breakers::BreakerLayer,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let c = &mut self.breaker;
+        if let Some(p) = b.profile {
+            if kind == LayerKind::Project && p.value.strictness() < c.profile.strictness() {
+                diags.push(Diagnostic::at(
+                    path,
+                    text,
+                    p.span,
+                    "policy-loosens",
+                    format!(
+                        "breaker.profile \"{}\" is looser than \"{}\"; a project policy may only tighten",
+                        p.value.as_str(),
+                        c.profile.as_str()
+                    ),
+                ));
+            } else {
+                c.profile = p.value;
+            }
+        }
+        if let Some(h) = b.hysteresis {
+            c.hysteresis = h;
+        }
+        if b.webhook_url.is_some() {
+            c.webhook_url = b.webhook_url;
+        }
+        for (model, price) in b.prices {
+            c.prices.retain(|(m, _)| *m != model);
+            c.prices.push((model, price));
+        }
+        if let Some(d) = b.bg_default {
+            c.break_glass_default = d;
+        }
+        if let Some(m) = b.bg_max {
+            c.break_glass_max = m;
+        }
+        c.dual_control.extend(b.dual_control);
+        let rules = b.rules.into_iter().map(|r| r.value);
+        match kind {
+            LayerKind::Project => self.project_breakers.extend(rules),
+            _ => {
+                let rules: Vec<BreakerRule> = rules.collect();
+                self.user_breakers.retain(|u| !rules.iter().any(|r| r.trigger == u.trigger));
+                self.user_breakers.extend(rules);
+            }
+        }
+        let mut all: Vec<BreakerRule> = c
+            .profile
+            .rules()
+            .into_iter()
+            .filter(|r| !self.user_breakers.iter().any(|u| u.trigger == r.trigger))
+            .collect();
+        all.extend(self.user_breakers.iter().cloned());
+        all.extend(self.project_breakers.iter().cloned());
+        c.rules = all;
+        c.break_glass_default = c.break_glass_default.min(c.break_glass_max);
+    }
+
+    /// The breaker settings.
+    pub fn breaker(&self) -> &BreakerConfig {
+        &self.breaker
     }
 
     /// Validates every tool glob (compiling the complex ones now, so errors surface at load).

@@ -31,21 +31,22 @@ pub(crate) struct Layer {
     pub secret_read_except: Option<Vec<At<String>>>,
     pub migration_session: Option<At<bool>>,
     pub secrets_ask_score: Option<At<u32>>,
+    pub breaker: super::read_breakers::BreakerLayer,
 }
 
-struct Reader<'a> {
-    file: &'a Path,
-    src: &'a str,
-    kind: LayerKind,
-    diags: Vec<Diagnostic>,
+pub(crate) struct Reader<'a> {
+    pub(crate) file: &'a Path,
+    pub(crate) src: &'a str,
+    pub(crate) kind: LayerKind,
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 impl Reader<'_> {
-    fn err(&mut self, span: Range<usize>, code: &'static str, msg: impl Into<String>) {
+    pub(crate) fn err(&mut self, span: Range<usize>, code: &'static str, msg: impl Into<String>) {
         self.diags.push(Diagnostic::at(self.file, self.src, span, code, msg));
     }
 
-    fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, table: &str, known: &[&str]) {
+    pub(crate) fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, table: &str, known: &[&str]) {
         self.err(
             key.span(),
             "policy-unknown-key",
@@ -53,7 +54,7 @@ impl Reader<'_> {
         );
     }
 
-    fn table<'v, 'i>(&mut self, v: &'v Spanned<DeValue<'i>>, what: &str) -> Option<&'v DeTable<'i>> {
+    pub(crate) fn table<'v, 'i>(&mut self, v: &'v Spanned<DeValue<'i>>, what: &str) -> Option<&'v DeTable<'i>> {
         match v.get_ref() {
             DeValue::Table(t) => Some(t),
             other => {
@@ -63,7 +64,7 @@ impl Reader<'_> {
         }
     }
 
-    fn string(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<String>> {
+    pub(crate) fn string(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<String>> {
         match v.get_ref() {
             DeValue::String(s) => Some(At { value: s.to_string(), span: v.span() }),
             other => {
@@ -73,7 +74,7 @@ impl Reader<'_> {
         }
     }
 
-    fn strings(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Vec<At<String>> {
+    pub(crate) fn strings(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Vec<At<String>> {
         match v.get_ref() {
             DeValue::Array(a) => a.iter().filter_map(|e| self.string(e, what)).collect(),
             other => {
@@ -103,7 +104,20 @@ impl Reader<'_> {
     }
 
     fn root(&mut self, doc: &DeTable<'_>, layer: &mut Layer) {
-        const KNOWN: &[&str] = &["version", "gate", "workspace", "paths", "secrets", "tools", "rules", "commands"];
+        const KNOWN: &[&str] = &[
+            "version",
+            "gate",
+            "workspace",
+            "paths",
+            "secrets",
+            "tools",
+            "rules",
+            "commands",
+            "breaker",
+            "breakers",
+            "prices",
+            "break_glass",
+        ];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
                 "version" => match v.get_ref() {
@@ -162,6 +176,14 @@ impl Reader<'_> {
                     }
                 }
                 "commands" => self.commands(v, layer),
+                "breaker" => {
+                    if let Some(t) = self.table(v, "[breaker]") {
+                        self.breaker(t, &mut layer.breaker);
+                    }
+                }
+                "breakers" => self.breakers(v, &mut layer.breaker),
+                "prices" => self.prices(v, &mut layer.breaker),
+                "break_glass" => self.break_glass(v, &mut layer.breaker),
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }

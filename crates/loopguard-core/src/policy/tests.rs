@@ -214,3 +214,95 @@ fn a_user_glob_overrides_a_builtin_glob() {
     let q = layer(LayerKind::User, "[tools]\n\"mcp__*\" = \"allow\"\n\"mcp__{a,b}__*\" = \"deny\"\n").unwrap();
     assert_eq!(q.tool_verdict("mcp__a__x"), Some(Verdict::Deny));
 }
+
+#[test]
+fn breakers_default_to_the_interactive_profile() {
+    let p = Policy::builtin();
+    assert_eq!(p.breaker().profile, Profile::Interactive);
+    assert_eq!(p.breaker().rules, Profile::Interactive.rules());
+    assert_eq!(p.breaker().hysteresis, 0.2);
+}
+
+#[test]
+fn user_breakers_replace_the_profile_rule_of_their_trigger() {
+    let p = layer(
+        LayerKind::User,
+        r#"
+[breaker]
+profile = "loop"
+hysteresis = 0.1
+webhook_url = "https://hooks.example.com/lg"
+[[breakers]]
+trigger = "steps"
+threshold = 50
+action = "read_only"
+cooldown = "5m"
+reset = "auto"
+[prices."my-model"]
+input = 1
+output = 2.5
+[break_glass]
+default = "10m"
+max = "1h"
+dual_control = ["path:**/migrations/**"]
+"#,
+    )
+    .unwrap();
+    let b = p.breaker();
+    assert_eq!(b.profile, Profile::Loop);
+    let steps: Vec<_> = b.rules.iter().filter(|r| r.trigger == crate::breaker::Trigger::Steps).collect();
+    assert_eq!(steps.len(), 1);
+    assert_eq!((steps[0].threshold, steps[0].cooldown), (50.0, 300));
+    assert_eq!(steps[0].action, crate::breaker::TripAction::ReadOnly);
+    assert_eq!(b.rules.len(), Profile::Loop.rules().len());
+    assert_eq!(b.webhook_url.as_deref(), Some("https://hooks.example.com/lg"));
+    assert_eq!(crate::breaker::usage::price_for(&b.prices, "my-model-x").map(|p| p.output), Some(2.5));
+    assert_eq!((b.break_glass_default, b.break_glass_max), (600, 3600));
+    assert_eq!(b.dual_control, ["path:**/migrations/**"]);
+}
+
+#[test]
+fn a_project_may_only_tighten_breakers() {
+    let layers = |user: &str, project: &str| {
+        Policy::from_layers(&[
+            (LayerKind::User, PathBuf::from("user.toml"), user.to_string()),
+            (LayerKind::Project, PathBuf::from("project.toml"), project.to_string()),
+        ])
+    };
+    // Raising the profile and adding a breaker is fine.
+    let p = layers(
+        "",
+        "[breaker]\nprofile = \"loop\"\n[[breakers]]\ntrigger = \"steps\"\nthreshold = 5\naction = \"stop\"\n",
+    )
+    .unwrap();
+    assert_eq!(p.breaker().profile, Profile::Loop);
+    assert_eq!(p.breaker().rules.len(), Profile::Loop.rules().len() + 1);
+    // Lowering it, redirecting the webhook, changing prices or hysteresis is not.
+    let e = layers(
+        "[breaker]\nprofile = \"loop\"\n",
+        "[breaker]\nprofile = \"interactive\"\nwebhook_url = \"http://evil.example\"\nhysteresis = 0.9\n[prices.x]\ninput = 0\noutput = 0\n",
+    )
+    .unwrap_err();
+    let codes: Vec<_> = e.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["policy-loosens"; 4], "{e}");
+}
+
+#[test]
+fn bad_breakers_are_reported_with_positions() {
+    let e = layer(
+        LayerKind::User,
+        "[[breakers]]\ntrigger = \"moon\"\nthreshold = -1\naction = \"explode\"\ncooldown = \"soon\"\n[[breakers]]\nthreshold = 1\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        positions(&e),
+        [
+            ("policy-value", 2, 11),
+            ("policy-value", 3, 13),
+            ("policy-value", 4, 10),
+            ("policy-value", 5, 12),
+            ("policy-value", 6, 1),
+            ("policy-value", 6, 1),
+        ]
+    );
+}

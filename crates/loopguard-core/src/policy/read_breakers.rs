@@ -1,0 +1,295 @@
+//! Reading `[breaker]`, `[[breakers]]`, `[prices]` and `[break_glass]` (see docs/breakers.md).
+
+use super::LayerKind;
+use super::read::{At, Reader};
+use crate::breaker::profiles::Profile;
+use crate::breaker::usage::Price;
+use crate::breaker::{BreakerRule, ResetRule, Trigger, TripAction};
+use std::ops::Range;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// The breaker settings of one layer, as written.
+#[derive(Debug, Default)]
+pub(crate) struct BreakerLayer {
+    pub profile: Option<At<Profile>>,
+    pub hysteresis: Option<f64>,
+    pub webhook_url: Option<String>,
+    pub rules: Vec<At<BreakerRule>>,
+    pub prices: Vec<(String, Price)>,
+    pub bg_default: Option<u64>,
+    pub bg_max: Option<u64>,
+    pub dual_control: Vec<String>,
+}
+
+/// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
+pub(crate) fn parse_duration(s: &str) -> Option<u64> {
+    let d: jiff::SignedDuration = s.parse().ok()?;
+    u64::try_from(d.as_secs()).ok()
+}
+
+impl Reader<'_> {
+    fn user_only(&mut self, span: Range<usize>, what: &str) -> bool {
+        if self.kind == LayerKind::Project {
+            self.err(span, "policy-loosens", format!("{what} may only be set in the user policy"));
+            false
+        } else {
+            true
+        }
+    }
+
+    fn number(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<f64> {
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => i.as_str().parse::<f64>().ok(),
+            DeValue::Float(f) => f.as_str().replace('_', "").parse::<f64>().ok(),
+            other => {
+                self.err(v.span(), "policy-type", format!("{what} must be a number, found {}", other.type_str()));
+                return None;
+            }
+        };
+        match n {
+            Some(n) if n.is_finite() && n >= 0.0 => Some(n),
+            _ => {
+                self.err(v.span(), "policy-value", format!("{what} must be a number from 0 up"));
+                None
+            }
+        }
+    }
+
+    fn duration(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<u64> {
+        let s = self.string(v, what)?;
+        let d = parse_duration(&s.value);
+        if d.is_none() {
+            self.err(
+                s.span,
+                "policy-value",
+                format!("{what} must be a duration like \"90s\", \"15m\" or \"2h\", found \"{}\"", s.value),
+            );
+        }
+        d
+    }
+
+    fn boolean(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<bool> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some(*b),
+            other => {
+                self.err(v.span(), "policy-type", format!("{what} must be a boolean, found {}", other.type_str()));
+                None
+            }
+        }
+    }
+
+    pub(crate) fn breaker(&mut self, t: &DeTable<'_>, out: &mut BreakerLayer) {
+        const KNOWN: &[&str] = &["profile", "hysteresis", "webhook_url"];
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "profile" => {
+                    if let Some(s) = self.string(v, "breaker.profile") {
+                        match Profile::parse(&s.value) {
+                            Some(p) => out.profile = Some(At { value: p, span: s.span }),
+                            None => self.err(
+                                s.span,
+                                "policy-value",
+                                format!("breaker.profile must be \"interactive\" or \"loop\", found \"{}\"", s.value),
+                            ),
+                        }
+                    }
+                }
+                "hysteresis" => {
+                    if let Some(h) = self.number(v, "breaker.hysteresis")
+                        && self.user_only(v.span(), "breaker.hysteresis")
+                    {
+                        if h < 1.0 {
+                            out.hysteresis = Some(h);
+                        } else {
+                            self.err(
+                                v.span(),
+                                "policy-value",
+                                "breaker.hysteresis must be below 1 (a fraction of the threshold)",
+                            );
+                        }
+                    }
+                }
+                "webhook_url" => {
+                    if let Some(s) = self.string(v, "breaker.webhook_url")
+                        && self.user_only(v.span(), "breaker.webhook_url")
+                    {
+                        match url::Url::parse(&s.value) {
+                            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+                                out.webhook_url = Some(s.value)
+                            }
+                            _ => self.err(
+                                s.span,
+                                "policy-value",
+                                format!("breaker.webhook_url must be an http(s) URL, found \"{}\"", s.value),
+                            ),
+                        }
+                    }
+                }
+                _ => self.unknown_key(k, "[breaker]", KNOWN),
+            }
+        }
+    }
+
+    pub(crate) fn breakers(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let DeValue::Array(items) = v.get_ref() else {
+            self.err(v.span(), "policy-type", "breakers must be an array of tables ([[breakers]])");
+            return;
+        };
+        for item in items.iter() {
+            if let Some(t) = self.table(item, "[[breakers]] entry")
+                && let Some(rule) = self.breaker_rule(t, item.span())
+            {
+                out.rules.push(At { value: rule, span: item.span() });
+            }
+        }
+    }
+
+    fn breaker_rule(&mut self, t: &DeTable<'_>, span: Range<usize>) -> Option<BreakerRule> {
+        const KNOWN: &[&str] =
+            &["trigger", "threshold", "window", "action", "cooldown", "reset", "min_volume", "revert"];
+        let (mut trigger, mut threshold, mut action) = (None, None, None);
+        let (mut window, mut cooldown, mut reset, mut min_volume, mut revert) = (None, None, None, None, None);
+        let seen = |key: &str| t.iter().any(|(k, _)| k.get_ref().as_ref() == key);
+        let (has_trigger, has_threshold, has_action) = (seen("trigger"), seen("threshold"), seen("action"));
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "trigger" => {
+                    if let Some(s) = self.string(v, "breakers.trigger") {
+                        trigger = Trigger::parse(&s.value);
+                        if trigger.is_none() {
+                            let names: Vec<&str> = Trigger::ALL.iter().map(|t| t.as_str()).collect();
+                            self.err(
+                                s.span,
+                                "policy-value",
+                                format!("breakers.trigger must be one of {}, found \"{}\"", names.join(", "), s.value),
+                            );
+                        }
+                    }
+                }
+                "threshold" => threshold = self.number(v, "breakers.threshold"),
+                "action" => {
+                    if let Some(s) = self.string(v, "breakers.action") {
+                        action = TripAction::parse(&s.value);
+                        if action.is_none() {
+                            self.err(s.span, "policy-value", format!("breakers.action must be require_approval, pr_only, read_only or stop, found \"{}\"", s.value));
+                        }
+                    }
+                }
+                "window" => window = self.duration(v, "breakers.window"),
+                "cooldown" => cooldown = self.duration(v, "breakers.cooldown"),
+                "reset" => {
+                    if let Some(s) = self.string(v, "breakers.reset") {
+                        reset = match s.value.as_str() {
+                            "auto" => Some(ResetRule::Auto),
+                            "manual" => Some(ResetRule::Manual),
+                            _ => {
+                                self.err(
+                                    s.span,
+                                    "policy-value",
+                                    format!("breakers.reset must be \"auto\" or \"manual\", found \"{}\"", s.value),
+                                );
+                                None
+                            }
+                        }
+                    }
+                }
+                "min_volume" => min_volume = self.number(v, "breakers.min_volume").map(|n| n as u64),
+                "revert" => revert = self.boolean(v, "breakers.revert"),
+                _ => self.unknown_key(k, "[[breakers]]", KNOWN),
+            }
+        }
+        for (name, present) in [("trigger", has_trigger), ("threshold", has_threshold), ("action", has_action)] {
+            if !present {
+                self.err(span.clone(), "policy-value", format!("[[breakers]] entry is missing `{name}`"));
+            }
+        }
+        let mut rule = BreakerRule::new(trigger?, threshold?, action?);
+        if rule.trigger == Trigger::SpendVelocity && window == Some(0) {
+            self.err(span.clone(), "policy-value", "breakers.window must be longer than 0 s");
+        }
+        rule.window = window.or(rule.window);
+        rule.cooldown = cooldown.unwrap_or(rule.cooldown);
+        rule.reset = reset.unwrap_or(rule.reset);
+        rule.min_volume = min_volume.unwrap_or(rule.min_volume);
+        rule.revert = revert.unwrap_or(rule.revert) && rule.action == TripAction::Stop;
+        Some(rule)
+    }
+
+    pub(crate) fn prices(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let Some(t) = self.table(v, "[prices]") else { return };
+        if !self.user_only(v.span(), "[prices]") {
+            return;
+        }
+        for (model, entry) in t.iter() {
+            let Some(e) = self.table(entry, &format!("prices.\"{}\"", model.get_ref())) else { continue };
+            let mut p = [None; 4];
+            for (k, v) in e.iter() {
+                let i = match k.get_ref().as_ref() {
+                    "input" => 0,
+                    "output" => 1,
+                    "cache_write" => 2,
+                    "cache_read" => 3,
+                    _ => {
+                        self.unknown_key(k, "a [prices] entry", &["input", "output", "cache_write", "cache_read"]);
+                        continue;
+                    }
+                };
+                p[i] = self.number(v, &format!("prices.\"{}\".{}", model.get_ref(), k.get_ref()));
+            }
+            match (p[0], p[1]) {
+                (Some(input), Some(output)) => out.prices.push((
+                    model.get_ref().to_string(),
+                    Price {
+                        input,
+                        output,
+                        cache_write: p[2].unwrap_or(input * 1.25),
+                        cache_read: p[3].unwrap_or(input * 0.1),
+                    },
+                )),
+                _ => self.err(
+                    entry.span(),
+                    "policy-value",
+                    format!("prices.\"{}\" needs `input` and `output` (USD per million tokens)", model.get_ref()),
+                ),
+            }
+        }
+    }
+
+    pub(crate) fn break_glass(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        const KNOWN: &[&str] = &["default", "max", "dual_control"];
+        let Some(t) = self.table(v, "[break_glass]") else { return };
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "default" => {
+                    if self.user_only(v.span(), "break_glass.default") {
+                        out.bg_default = self.duration(v, "break_glass.default");
+                    }
+                }
+                "max" => {
+                    if self.user_only(v.span(), "break_glass.max") {
+                        out.bg_max = self.duration(v, "break_glass.max");
+                    }
+                }
+                // A project may demand dual control for more scopes (that only tightens).
+                "dual_control" => {
+                    for s in self.strings(v, "break_glass.dual_control") {
+                        if s.value.starts_with("rule:") || s.value.starts_with("path:") {
+                            out.dual_control.push(s.value);
+                        } else {
+                            self.err(
+                                s.span,
+                                "policy-value",
+                                format!(
+                                    "break_glass.dual_control entries are \"rule:CODE\" or \"path:GLOB\", found \"{}\"",
+                                    s.value
+                                ),
+                            );
+                        }
+                    }
+                }
+                _ => self.unknown_key(k, "[break_glass]", KNOWN),
+            }
+        }
+    }
+}
