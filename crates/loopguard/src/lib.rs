@@ -10,3 +10,4 @@ pub mod install;
 pub mod scan;
 pub mod sessions;
 pub mod state;
+pub mod store;
