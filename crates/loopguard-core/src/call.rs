@@ -42,8 +42,23 @@ pub struct Context {
     pub state_home: Option<PathBuf>,
     /// The user policy file: protected from agent writes.
     pub user_policy: Option<PathBuf>,
-    /// Set while the run is on hold (a denylisted path was touched): what the hold is about.
-    pub hold: Option<String>,
+    /// Why the breaker is tripped (the active trips, in words), when it is.
+    pub paused: Option<String>,
+    /// A tripped breaker's require-approval flag: every allow becomes ask.
+    pub require_approval: bool,
+    /// Break-glass waivers in force.
+    pub waivers: Vec<Waiver>,
+}
+
+/// A break-glass waiver as the gate sees it: the rules and paths a human waived for a while.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Waiver {
+    /// Its id, for the reason text.
+    pub id: i64,
+    /// Rule codes waived.
+    pub rules: Vec<String>,
+    /// Path globs (workspace-relative or absolute) whose findings are waived.
+    pub paths: Vec<String>,
 }
 
 impl Context {
@@ -56,7 +71,9 @@ impl Context {
             mode: ExecutionMode::Normal,
             state_home: None,
             user_policy: None,
-            hold: None,
+            paused: None,
+            require_approval: false,
+            waivers: Vec::new(),
         }
     }
 
@@ -67,9 +84,17 @@ impl Context {
         self
     }
 
-    /// Puts the run on hold.
-    pub fn with_hold(mut self, hold: Option<String>) -> Self {
-        self.hold = hold;
+    /// Sets the breaker: its position, why it is tripped, and whether approval is required.
+    pub fn with_breaker_state(mut self, position: BreakerPosition, paused: Option<String>, approval: bool) -> Self {
+        self.breaker = position;
+        self.paused = paused;
+        self.require_approval = approval;
+        self
+    }
+
+    /// Sets the break-glass waivers in force.
+    pub fn with_waivers(mut self, waivers: Vec<Waiver>) -> Self {
+        self.waivers = waivers;
         self
     }
 

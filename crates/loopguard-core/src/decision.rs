@@ -90,6 +90,8 @@ pub struct Decision {
     /// `None` when the breaker stops everything.
     effective: Option<AutonomyLevel>,
     reasons: Vec<Reason>,
+    /// Rule codes a break-glass waived for this call.
+    waived: Vec<String>,
 }
 
 impl Decision {
@@ -106,7 +108,17 @@ impl Decision {
         let mut reasons: Vec<Reason> = findings.into_iter().filter(|f| f.verdict > Verdict::Allow).collect();
         // Stable sort keeps the order checks ran in among equals.
         reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict).then(b.risk.cmp(&a.risk)));
-        Decision { verdict, risk, required, effective, reasons }
+        Decision { verdict, risk, required, effective, reasons, waived: Vec::new() }
+    }
+
+    pub(crate) fn with_waived(mut self, waived: Vec<String>) -> Self {
+        self.waived = waived;
+        self
+    }
+
+    /// Rule codes a break-glass waived for this call (they would otherwise have asked or denied).
+    pub fn waived(&self) -> &[String] {
+        &self.waived
     }
 
     /// A deny that does not come from an evaluation: internal errors, bad input, deadlines.
@@ -117,6 +129,7 @@ impl Decision {
             required: AutonomyLevel::Observe,
             effective: None,
             reasons: vec![Reason::new(code, Verdict::Deny, RiskLevel::Critical, message)],
+            waived: Vec::new(),
         }
     }
 

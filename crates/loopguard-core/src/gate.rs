@@ -114,23 +114,18 @@ impl<'p> Gate<'p> {
             effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
         }
         findings.extend(secrets_in_arguments(call, policy.secrets_ask_score()));
-        if let Some(hold) = &ctx.hold
-            && required >= AutonomyLevel::Implement
-        {
-            findings.push(
-                Finding::new(RUN_ON_HOLD, Verdict::Deny, RiskLevel::Critical, format!("The run is on hold: {hold}"))
-                    .with_remedy("only reads are allowed until a human reviews the escalation in STATE.md and releases the hold (`loopguard hold release`)."),
-            );
-        }
         match effective {
             None => findings.push(
                 Finding::new(
                     BREAKER_STOPPED,
                     Verdict::Deny,
                     RiskLevel::Critical,
-                    "The run's circuit breaker is stopped: loopguard paused this agent.",
+                    format!(
+                        "Paused, not failed: loopguard's circuit breaker stopped this run ({}).",
+                        ctx.paused.as_deref().unwrap_or("tripped")
+                    ),
                 )
-                .with_remedy("a human must review the run and reset the breaker."),
+                .with_remedy("stop here and report what you were doing; a human reviews the run (see STATE.md) and resets the breaker with `loopguard breaker reset`."),
             ),
             Some(eff) if required > eff => {
                 let cap = if ctx.breaker < BreakerPosition::FullAuto {
@@ -162,8 +157,50 @@ impl<'p> Gate<'p> {
                 f.verdict = v;
             }
         }
-        Decision::from_findings(findings, base_risk, required, effective)
+        let waived = waive(&mut findings, ctx);
+        if ctx.require_approval && ctx.breaker > BreakerPosition::Stopped {
+            findings.push(
+                Finding::new(
+                    BREAKER_REQUIRE_APPROVAL,
+                    Verdict::Ask,
+                    RiskLevel::Medium,
+                    format!(
+                        "loopguard's circuit breaker requires a human to approve each call ({}).",
+                        ctx.paused.as_deref().unwrap_or("tripped")
+                    ),
+                )
+                .with_remedy("wait for the human's approval, or slow down."),
+            );
+        }
+        Decision::from_findings(findings, base_risk, required, effective).with_waived(waived)
     }
+}
+
+/// Break-glass: findings a human waived for a while become allows (kept in the reasons, so the
+/// audit log shows what was waived). Backstops are never waived.
+fn waive(findings: &mut [Finding], ctx: &Context) -> Vec<String> {
+    let mut waived = Vec::new();
+    if ctx.waivers.is_empty() {
+        return waived;
+    }
+    for f in findings.iter_mut().filter(|f| f.verdict > Verdict::Allow && !BACKSTOPS.contains(&f.code.as_str())) {
+        let by = ctx.waivers.iter().find(|w| {
+            w.rules.iter().any(|r| *r == f.code)
+                || f.target.as_deref().is_some_and(|t| w.paths.iter().any(|g| waiver_path_matches(g, t, &ctx.workspace)))
+        });
+        if let Some(w) = by {
+            f.verdict = Verdict::Allow;
+            waived.push(format!("{} (break-glass #{})", f.code, w.id));
+        }
+    }
+    waived
+}
+
+fn waiver_path_matches(glob: &str, target: &str, workspace: &std::path::Path) -> bool {
+    let rel = std::path::Path::new(target).strip_prefix(workspace).ok().and_then(|p| p.to_str());
+    let Ok(g) = globset::GlobBuilder::new(glob).literal_separator(true).build() else { return false };
+    let m = g.compile_matcher();
+    m.is_match(target) || rel.is_some_and(|r| m.is_match(r))
 }
 
 /// Secrets in what the call would send or write. `old_string` is left out: removing a leaked key

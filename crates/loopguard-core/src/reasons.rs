@@ -28,7 +28,7 @@ codes! {
     TOOL_POLICY = "tool-policy": "The policy's `[tools]` table sets ask or deny for this tool.";
     TOOL_INPUT_INVALID = "tool-input-invalid": "The tool's input lacks a field the gate needs to check it, or has the wrong type.";
     AUTONOMY_EXCEEDED = "autonomy-exceeded": "The call needs a higher autonomy level than min(policy level, breaker cap).";
-    BREAKER_STOPPED = "breaker-stopped": "The run's circuit breaker is stopped; nothing runs until a human resets it.";
+    BREAKER_STOPPED = "breaker-stopped": "The run's circuit breaker is stopped: the agent is paused (not failed) and nothing runs until the breaker is reset.";
     SHELL_UNPARSABLE = "shell-unparsable": "The shell command could not be split into words (unbalanced quotes, too deep, too long).";
     SHELL_DYNAMIC = "shell-dynamic-command": "A program name, an rm target or a redirection target is only known at run time (a variable or a command substitution).";
     SHELL_TOO_LARGE = "shell-too-large": "The shell command is longer than the analysis limit.";
@@ -43,7 +43,7 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
-    RUN_ON_HOLD = "run-on-hold": "The run is on hold after a denylisted path was touched: every write is denied until a human releases the hold.";
+    BREAKER_REQUIRE_APPROVAL = "breaker-require-approval": "A tripped circuit breaker requires approval: a call that would be allowed is asked instead.";
     HOOK_INPUT_INVALID = "hook-input-invalid": "The hook's stdin is not the JSON object the host protocol describes.";
     HOOK_INPUT_TOO_LARGE = "hook-input-too-large": "The hook's stdin is larger than 1 MiB.";
     HOOK_UNKNOWN_EVENT = "hook-unknown-event": "The hook event name is not one loopguard handles.";
@@ -132,3 +132,22 @@ pub fn is_kebab_case(code: &str) -> bool {
         && code.len() <= 64
         && code.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }
+
+/// Rules no break-glass can waive (the forbidden backstops): loopguard protecting itself, secrets
+/// leaving, the breaker and autonomy caps, fail-closed errors, and the unrecoverable commands.
+pub const BACKSTOPS: &[&str] = &[
+    INTERNAL_ERROR,
+    POLICY_INVALID,
+    TOOL_INPUT_INVALID,
+    SELF_PROTECTION,
+    SECRET_IN_ARGUMENTS,
+    BREAKER_STOPPED,
+    BREAKER_REQUIRE_APPROVAL,
+    AUTONOMY_EXCEEDED,
+    SHELL_UNPARSABLE,
+    SHELL_TOO_LARGE,
+    DESTRUCTIVE_RM_ROOT,
+    DESTRUCTIVE_RM_HOME,
+    EXFIL_REVERSE_SHELL,
+    SHELL_REMOTE_CODE,
+];

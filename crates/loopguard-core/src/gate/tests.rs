@@ -1,4 +1,5 @@
 use super::*;
+use crate::Waiver;
 use crate::policy::LayerKind;
 use serde_json::json;
 use std::path::PathBuf;
@@ -236,4 +237,75 @@ fn secrets_in_arguments_weigh_by_severity() {
         ws.path(),
     );
     assert_eq!(d.verdict(), Verdict::Allow, "{}", d.explain());
+}
+
+#[test]
+fn a_stopped_breaker_pauses_everything_and_says_so() {
+    let ws = ws();
+    let ctx = Context::new(ws.path()).with_home(None).with_breaker_state(
+        BreakerPosition::Stopped,
+        Some("consecutive_blocks reached 5 (limit 5)".into()),
+        false,
+    );
+    for (tool, input) in [("Read", json!({"file_path": ws.path().join("a")})), ("Bash", json!({"command": "ls"}))] {
+        let d = Gate::new(&Policy::builtin()).evaluate(&ToolCall::new(tool, input, ws.path()), &ctx);
+        assert_eq!(d.verdict(), Verdict::Deny);
+        assert_eq!(d.reasons()[0].code, BREAKER_STOPPED);
+        assert!(d.reasons()[0].message.starts_with("Paused, not failed"), "{}", d.explain());
+        assert!(d.reasons()[0].message.contains("consecutive_blocks reached 5"));
+    }
+}
+
+#[test]
+fn require_approval_turns_allows_into_asks_and_keeps_denies() {
+    let ws = ws();
+    let ctx =
+        Context::new(ws.path()).with_home(None).with_breaker_state(BreakerPosition::FullAuto, Some("steps".into()), true);
+    let gate_policy = Policy::builtin();
+    let gate = Gate::new(&gate_policy);
+    let ok = gate.evaluate(&ToolCall::new("Bash", json!({"command": "ls"}), ws.path()), &ctx);
+    assert_eq!(ok.verdict(), Verdict::Ask);
+    assert_eq!(ok.reasons()[0].code, BREAKER_REQUIRE_APPROVAL);
+    let bad = gate.evaluate(&ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path()), &ctx);
+    assert_eq!(bad.verdict(), Verdict::Deny);
+}
+
+#[test]
+fn read_only_caps_writes_but_not_reads() {
+    let ws = ws();
+    let ctx = Context::new(ws.path()).with_home(None).with_breaker_state(BreakerPosition::ReadOnly, None, false);
+    let p = Policy::builtin();
+    let w = Gate::new(&p)
+        .evaluate(&ToolCall::new("Write", json!({"file_path": ws.path().join("a"), "content": "x"}), ws.path()), &ctx);
+    assert_eq!(w.verdict(), Verdict::Deny);
+    assert_eq!(w.reasons()[0].code, AUTONOMY_EXCEEDED);
+    assert!(w.reasons()[0].message.contains("breaker read-only"), "{}", w.explain());
+    let r = Gate::new(&p).evaluate(&ToolCall::new("Read", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    assert_eq!(r.verdict(), Verdict::Allow);
+}
+
+#[test]
+fn break_glass_waives_what_it_names_but_never_a_backstop() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    let push = ToolCall::new("Bash", json!({"command": "git push --force origin feature"}), ws.path());
+    let env_write = ToolCall::new("Write", json!({"file_path": ws.path().join(".env"), "content": "A=1"}), ws.path());
+    let rm_root = ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path());
+    let none = Context::new(ws.path()).with_home(None);
+    assert_eq!(gate.evaluate(&push, &none).verdict(), Verdict::Deny);
+    assert_eq!(gate.evaluate(&env_write, &none).verdict(), Verdict::Deny);
+    let ctx = none.clone().with_waivers(vec![Waiver {
+        id: 7,
+        rules: vec![DESTRUCTIVE_GIT_PUSH_FORCE.into(), DESTRUCTIVE_RM_ROOT.into()],
+        paths: vec![".env".into()],
+    }]);
+    let d = gate.evaluate(&push, &ctx);
+    assert_eq!(d.verdict(), Verdict::Allow, "{}", d.explain());
+    assert_eq!(d.waived(), ["destructive-git-push-force (break-glass #7)"]);
+    assert_eq!(gate.evaluate(&env_write, &ctx).verdict(), Verdict::Allow);
+    // rm -rf / is a backstop: named or not, it stays denied.
+    let d = gate.evaluate(&rm_root, &ctx);
+    assert_eq!(d.verdict(), Verdict::Deny);
+    assert!(d.waived().is_empty());
 }
