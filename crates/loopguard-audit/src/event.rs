@@ -25,10 +25,22 @@ pub enum EventKind {
     Stop,
     /// The hook itself failed and answered with a deny.
     HookError,
-    /// A denylisted path was touched: the run was put on hold and escalated.
-    HoldPlaced,
-    /// A human released the hold.
-    HoldReleased,
+    /// A circuit breaker tripped (details: trigger, action, value, threshold, reason, trip id).
+    BreakerTripped,
+    /// An auto-reset trip cleared after its cooldown.
+    BreakerRecovered,
+    /// A human reset the breaker (details: operator, reason, trips cleared).
+    BreakerReset,
+    /// A human tripped the breaker by hand.
+    BreakerManualTrip,
+    /// A trip's effects were carried out (revert refs, escalation).
+    BreakerEffects,
+    /// A webhook delivery attempt failed.
+    WebhookFailed,
+    /// A human broke the glass: a scoped, time-boxed waiver.
+    BreakGlass,
+    /// An operator was added.
+    OperatorAdded,
 }
 
 /// An event before it is sealed into the chain.

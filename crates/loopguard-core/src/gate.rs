@@ -185,8 +185,10 @@ fn waive(findings: &mut [Finding], ctx: &Context) -> Vec<String> {
     }
     for f in findings.iter_mut().filter(|f| f.verdict > Verdict::Allow && !BACKSTOPS.contains(&f.code.as_str())) {
         let by = ctx.waivers.iter().find(|w| {
-            w.rules.iter().any(|r| *r == f.code)
-                || f.target.as_deref().is_some_and(|t| w.paths.iter().any(|g| waiver_path_matches(g, t, &ctx.workspace)))
+            w.rules.contains(&f.code)
+                || f.target
+                    .as_deref()
+                    .is_some_and(|t| w.paths.iter().any(|g| waiver_path_matches(g, t, &ctx.workspace)))
         });
         if let Some(w) = by {
             f.verdict = Verdict::Allow;

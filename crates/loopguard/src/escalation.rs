@@ -1,92 +1,46 @@
-//! Holds and escalations: when a denylisted path is touched, the run is put on hold (a marker in
-//! the state home that makes the gate deny every write) and a human is told, in STATE.md at the
-//! repository root and in loop-run-log.md. Concurrent sessions escalate under one lock per
-//! workspace; STATE.md is replaced atomically, the log is appended.
+//! Escalations: when the breaker trips in a way a human must look at (a stop, a manual-reset
+//! trip, a break-glass that needs review), a structured entry goes to the `## ⚠️ Blockers &
+//! Escalations` section of STATE.md at the repository root and a line to loop-run-log.md.
+//! Concurrent escalations serialise on one lock per workspace; STATE.md is replaced atomically,
+//! the log is appended.
 
 use crate::state::workspace_key;
-use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The heading escalations go under.
 pub const HEADING: &str = "## ⚠️ Blockers & Escalations";
 
-/// A run on hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hold {
-    /// When it was placed (RFC 3339).
+/// One escalation entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    /// When (RFC 3339).
     pub time: String,
-    /// The session that touched the path.
-    pub session: String,
-    /// The tool call.
-    pub tool: String,
-    /// Why (the denylist finding's message).
-    pub reason: String,
-}
-
-fn hold_path(state: &Path, workspace: &Path) -> PathBuf {
-    state.join("holds").join(format!("{}.json", workspace_key(workspace)))
+    /// What happened, in a few words (the entry's heading).
+    pub title: String,
+    /// The event kind for loop-run-log.md (`FAILURE`, `REVIEW`).
+    pub kind: String,
+    /// Facts as `- key: value` lines (values are redacted).
+    pub fields: Vec<(String, String)>,
+    /// What a human must do.
+    pub todo: String,
 }
 
 fn lock_path(state: &Path, workspace: &Path) -> PathBuf {
     state.join("locks").join(format!("{}.lock", workspace_key(workspace)))
 }
 
-/// The hold on a workspace, if any. An unreadable hold file counts as a hold (fail closed).
-pub fn current(state: &Path, workspace: &Path) -> Option<Hold> {
-    match std::fs::read(hold_path(state, workspace)) {
-        Ok(bytes) => Some(serde_json::from_slice(&bytes).unwrap_or_else(|_| Hold {
-            time: String::new(),
-            session: String::new(),
-            tool: String::new(),
-            reason: "the hold file is unreadable; a human must inspect it".into(),
-        })),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => Some(Hold {
-            time: String::new(),
-            session: String::new(),
-            tool: String::new(),
-            reason: format!("the hold file cannot be read ({e})"),
-        }),
-    }
-}
-
-/// Removes the hold (a human act). Returns the hold that was removed.
-pub fn release(state: &Path, workspace: &Path) -> std::io::Result<Option<Hold>> {
-    let hold = current(state, workspace);
-    match std::fs::remove_file(hold_path(state, workspace)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(hold),
-    }
-}
-
-/// Places the hold and writes the escalation. Holds the workspace lock throughout.
-pub fn escalate(state: &Path, workspace: &Path, hold: &Hold, path: &str, rule: &str) -> std::io::Result<()> {
+/// Writes the escalation to STATE.md and loop-run-log.md under the workspace lock.
+pub fn escalate(state: &Path, workspace: &Path, e: &Escalation) -> std::io::Result<()> {
     loopguard_audit::create_private_dir(&state.join("locks"))?;
-    loopguard_audit::create_private_dir(&state.join("holds"))?;
     let lock =
         std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lock_path(state, workspace))?;
     lock.lock()?;
     let result = (|| {
-        let target = hold_path(state, workspace);
-        if !target.exists() {
-            let tmp = target.with_extension(format!("tmp{}", std::process::id()));
-            std::fs::write(&tmp, serde_json::to_vec_pretty(hold).map_err(std::io::Error::other)?)?;
-            std::fs::rename(&tmp, &target)?;
-        }
-        write_state_md(workspace, hold, path, rule)?;
+        write_state_md(workspace, e)?;
         let mut log = std::fs::OpenOptions::new().create(true).append(true).open(workspace.join("loop-run-log.md"))?;
-        log.write_all(
-            format!(
-                "- {} FAILURE run on hold — {} in session {} ({}): {}\n",
-                hold.time,
-                hold.tool,
-                hold.session,
-                "path-denylisted",
-                one_line(&hold.reason)
-            )
-            .as_bytes(),
-        )?;
+        let facts: Vec<String> = e.fields.iter().map(|(k, v)| format!("{k}={}", one_line(v))).collect();
+        log.write_all(format!("- {} {} {} — {}\n", e.time, e.kind, one_line(&e.title), facts.join(", ")).as_bytes())?;
         Ok(())
     })();
     let _ = lock.unlock();
@@ -99,21 +53,18 @@ fn one_line(s: &str) -> String {
 
 /// Inserts the escalation at the end of the blockers section of STATE.md (created if missing),
 /// replacing the file atomically.
-fn write_state_md(workspace: &Path, hold: &Hold, path: &str, rule: &str) -> std::io::Result<()> {
+fn write_state_md(workspace: &Path, e: &Escalation) -> std::io::Result<()> {
     let file = workspace.join("STATE.md");
     let existing = match std::fs::read_to_string(&file) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err),
     };
-    let entry = format!(
-        "\n### {} — denylisted path touched (path-denylisted)\n- session: `{}`\n- tool: `{}`\n- path: `{}`\n- rule: denylist pattern `{}`\n- what a human must do: review the attempted change (the call was denied), then release the hold with `loopguard hold release --reason \"…\"`. Until then every write in this workspace is denied.\n",
-        hold.time,
-        hold.session,
-        hold.tool,
-        Path::new(path).strip_prefix(workspace).map_or_else(|_| path.to_string(), |p| p.display().to_string()),
-        rule,
-    );
+    let mut entry = format!("\n### {} — {}\n", e.time, one_line(&e.title));
+    for (k, v) in &e.fields {
+        entry.push_str(&format!("- {k}: `{}`\n", one_line(v)));
+    }
+    entry.push_str(&format!("- what a human must do: {}\n", e.todo));
     let text = insert_entry(&existing, &entry);
     let tmp = workspace.join(format!(".STATE.md.loopguard-tmp{}", std::process::id()));
     std::fs::write(&tmp, text)?;
@@ -172,13 +123,14 @@ mod tests {
             .map(|i| {
                 let (state, ws) = (state.clone(), ws.clone());
                 std::thread::spawn(move || {
-                    let hold = Hold {
+                    let e = Escalation {
                         time: format!("t{i}"),
-                        session: format!("s{i}"),
-                        tool: "Write".into(),
-                        reason: format!("r{i}"),
+                        title: "breaker stopped".into(),
+                        kind: "FAILURE".into(),
+                        fields: vec![("session".into(), format!("s{i}")), ("path".into(), format!("p{i}"))],
+                        todo: "look".into(),
                     };
-                    escalate(&state, &ws, &hold, &format!("p{i}"), ".env").unwrap();
+                    escalate(&state, &ws, &e).unwrap();
                 })
             })
             .collect();
@@ -193,8 +145,6 @@ mod tests {
         assert!(text.contains("## Plan\n- a"));
         let log = std::fs::read_to_string(ws.join("loop-run-log.md")).unwrap();
         assert_eq!(log.lines().count(), 8);
-        assert!(current(&state, &ws).is_some());
-        assert!(release(&state, &ws).unwrap().is_some());
-        assert!(current(&state, &ws).is_none());
+        assert!(log.lines().all(|l| l.contains("FAILURE breaker stopped")), "{log}");
     }
 }

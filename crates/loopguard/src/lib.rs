@@ -2,11 +2,15 @@
 //! installation, the doctor and the demo. The deciding happens in `loopguard-core`; this crate
 //! only translates and orchestrates.
 
+pub mod breaker;
+pub mod control;
 pub mod demo;
 pub mod doctor;
+pub mod effects;
 pub mod escalation;
 pub mod hook;
 pub mod install;
+pub mod operator;
 pub mod scan;
 pub mod sessions;
 pub mod state;

@@ -74,10 +74,33 @@ enum Command {
     },
     /// Check that loopguard is installed and working here.
     Doctor,
-    /// Show or release the hold placed when a denylisted path was touched.
-    Hold {
+    /// The circuit breaker: status, check, reset (operator), trip, flush.
+    Breaker {
         #[command(subcommand)]
-        command: HoldCommand,
+        command: BreakerCommand,
+    },
+    /// Operators: the humans who may reset breakers and break the glass.
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
+    /// Waive named rules or paths for a short time (operator only; never the backstops).
+    BreakGlass {
+        /// The operator(s) authorising it (two when the policy demands dual control).
+        #[arg(long = "operator", required = true)]
+        operators: Vec<String>,
+        /// What is waived: `rule:CODE` or `path:GLOB` (repeatable).
+        #[arg(long, required = true)]
+        scope: Vec<String>,
+        /// How long (e.g. 30m; default and maximum from the policy's [break_glass]).
+        #[arg(long = "for")]
+        duration: Option<String>,
+        /// Why: recorded in the audit logs and STATE.md.
+        #[arg(long)]
+        reason: String,
+        /// Read the passphrase(s) from stdin, one line each, instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
     },
     /// Replay a recorded agent session through the gate (needs no setup).
     Demo,
@@ -129,15 +152,71 @@ enum FormatArg {
 }
 
 #[derive(Subcommand)]
-enum HoldCommand {
-    /// Show the hold on the current workspace, if any.
-    Show,
-    /// Release the hold (human only: the gate denies this to agents).
-    Release {
-        /// Why the hold can go: recorded in the audit log.
+enum BreakerCommand {
+    /// Position, active trips with values and cooldowns, budget use (exit 1 when tripped).
+    Status {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exit 1 when the breaker is tripped, 0 when not (for harness scripts).
+    Check,
+    /// Clear trips and restart the run's counters (operator only).
+    Reset {
+        /// The operator resetting it.
+        #[arg(long)]
+        operator: String,
+        /// Why the run may go on: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Only clear trips of this trigger.
+        #[arg(long)]
+        trigger: Option<String>,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// Trip the breaker by hand.
+    Trip {
+        /// require_approval | pr_only | read_only | stop.
+        #[arg(long)]
+        to: String,
+        /// Why: recorded in the audit log.
         #[arg(long)]
         reason: String,
     },
+    /// Carry out pending trip effects (revert, escalation) and deliver webhook events.
+    Flush {
+        /// Print nothing.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Print the webhook signing key (created on first use).
+    WebhookKey,
+}
+
+#[derive(Subcommand)]
+enum OperatorCommand {
+    /// Create the first operator, or add one (`--by` an existing operator).
+    Init {
+        /// The new operator's name.
+        #[arg(long)]
+        name: String,
+        /// An existing operator authorising the addition.
+        #[arg(long)]
+        by: Option<String>,
+        /// Read passphrases from stdin (the existing operator's first, then the new one).
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+}
+
+fn secrets(stdin: bool) -> loopguard::operator::Secrets {
+    if stdin {
+        loopguard::operator::Secrets::Stdin(Box::new(std::io::BufReader::new(std::io::stdin())))
+    } else {
+        loopguard::operator::Secrets::Terminal
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -294,39 +373,62 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             print!("{}", loopguard::scan::render(&report, format));
             Ok(if report.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
-        Command::Hold { command } => {
-            let state = env.state_home()?;
-            let workspace = env.workspace_for(&cwd()?);
+        Command::Breaker { command } => {
+            use loopguard::control;
+            let t = control::Target::of(&env, &cwd()?)?;
             match command {
-                HoldCommand::Show => match loopguard::escalation::current(&state, &workspace) {
-                    Some(h) => {
-                        println!("ON HOLD since {} (session {}, {}): {}", h.time, h.session, h.tool, h.reason);
-                        Ok(ExitCode::from(1))
+                BreakerCommand::Status { json } => {
+                    let (out, tripped) = control::status(&env, &t, json)?;
+                    print!("{out}");
+                    Ok(if tripped { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                }
+                BreakerCommand::Check => {
+                    let (_, tripped) = control::status(&env, &t, true)?;
+                    println!("{}", if tripped { "tripped" } else { "ok" });
+                    Ok(if tripped { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                }
+                BreakerCommand::Reset { operator, reason, trigger, passphrase_stdin } => {
+                    let mut s = secrets(passphrase_stdin);
+                    print!("{}", control::reset(&env, &t, &operator, &reason, trigger.as_deref(), &mut s)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+                BreakerCommand::Trip { to, reason } => {
+                    print!("{}", control::trip(&t, &to, &reason)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+                BreakerCommand::Flush { quiet } => {
+                    let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&t.workspace)))
+                        .map_err(|e| format!("the policy does not load: {e}"))?;
+                    let base =
+                        std::env::var("LOOPGUARD_WEBHOOK_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+                    let r = loopguard::effects::flush(&env, policy.breaker().webhook_url.as_deref(), base)?;
+                    if !quiet {
+                        println!(
+                            "{} trip effect(s) carried out, {} webhook event(s) delivered, {} given up",
+                            r.effects, r.delivered, r.failed
+                        );
                     }
-                    None => {
-                        println!("no hold on {}", workspace.display());
-                        Ok(ExitCode::SUCCESS)
-                    }
-                },
-                HoldCommand::Release { reason } => {
-                    let released = loopguard::escalation::release(&state, &workspace)
-                        .map_err(|e| format!("cannot release the hold: {e}"))?;
-                    let Some(h) = released else {
-                        println!("no hold on {}", workspace.display());
-                        return Ok(ExitCode::SUCCESS);
-                    };
-                    let mut e = loopguard_audit::NewEvent::new("human", loopguard_audit::EventKind::HoldReleased);
-                    let actor = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
-                    e.details = Some(
-                        serde_json::json!({ "actor": actor, "reason": reason, "hold": h.reason, "placed": h.time }),
-                    );
-                    state::audit_log(&state, &workspace)
-                        .append(e)
-                        .map_err(|e| format!("hold released, but the audit event failed: {e}"))?;
-                    println!("hold released on {}", workspace.display());
+                    Ok(if r.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                }
+                BreakerCommand::WebhookKey => {
+                    println!("{}", loopguard::effects::webhook_key(&t.state)?);
                     Ok(ExitCode::SUCCESS)
                 }
             }
+        }
+        Command::Operator { command: OperatorCommand::Init { name, by, passphrase_stdin } } => {
+            let t = loopguard::control::Target::of(&env, &cwd()?)?;
+            print!("{}", loopguard::control::operator_init(&t, &name, by.as_deref(), &mut secrets(passphrase_stdin))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::BreakGlass { operators, scope, duration, reason, passphrase_stdin } => {
+            let t = loopguard::control::Target::of(&env, &cwd()?)?;
+            let mut s = secrets(passphrase_stdin);
+            print!(
+                "{}",
+                loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Command::Doctor => {
             let report = loopguard::doctor::run(&env, &cwd()?);

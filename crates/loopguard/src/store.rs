@@ -6,7 +6,7 @@
 //! concurrent hook processes (the host runs parallel tool calls as parallel hooks) serialise on
 //! the database lock and no update is lost. Anything that fails here fails the call closed.
 
-use loopguard_core::breaker::{BreakerState, Metrics, Reading, Trigger};
+use loopguard_core::breaker::{BreakerState, Metrics, Reading, Trigger, Trip};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 use std::time::Duration;
@@ -82,6 +82,18 @@ CREATE TABLE IF NOT EXISTS break_glass (
     from_at   INTEGER NOT NULL,
     until_at  INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS effects (
+    id             INTEGER PRIMARY KEY,
+    workspace      TEXT NOT NULL,
+    workspace_path TEXT NOT NULL,
+    session        TEXT NOT NULL,
+    trip           TEXT NOT NULL,
+    revert         INTEGER NOT NULL,
+    base_ref       TEXT,
+    created_at     INTEGER NOT NULL,
+    done_at        INTEGER,
+    result         TEXT
+);
 CREATE TABLE IF NOT EXISTS outbox (
     id           INTEGER PRIMARY KEY,
     workspace    TEXT NOT NULL,
@@ -93,6 +105,12 @@ CREATE TABLE IF NOT EXISTS outbox (
     last_error   TEXT
 );
 ";
+
+/// A webhook event due for delivery: (id, workspace key, event, body, attempts so far).
+pub type Outgoing = (i64, String, String, String, i64);
+
+/// An outbox row for status: (event, attempts, delivered, last error).
+pub type OutboxRow = (String, i64, bool, Option<String>);
 
 /// A store error, as text (every caller turns it into a deny or an exit code).
 pub type StoreResult<T> = Result<T, String>;
@@ -211,12 +229,10 @@ impl Metrics for RunMetrics {
             Trigger::RunUsd => Reading::of(r.usd, 1),
             Trigger::DailyUsd if r.transcript_error.is_some() => Reading::unknown(),
             Trigger::DailyUsd => self.daily_usd.map_or_else(Reading::unknown, |v| Reading::of(v, 1)),
-            Trigger::SpendVelocity => {
-                match self.velocity.iter().find(|(w, _, _)| Some(*w) == window) {
-                    Some((_, Some(usd), count)) if r.transcript_error.is_none() => Reading::of(*usd, *count),
-                    _ => Reading::unknown(),
-                }
-            }
+            Trigger::SpendVelocity => match self.velocity.iter().find(|(w, _, _)| Some(*w) == window) {
+                Some((_, Some(usd), count)) if r.transcript_error.is_none() => Reading::of(*usd, *count),
+                _ => Reading::unknown(),
+            },
             Trigger::ConsecutiveBlocks => n(r.consecutive_blocks),
             Trigger::SecretFindings => n(r.secret_findings),
             Trigger::SelfProtection => n(r.self_protection),
@@ -227,6 +243,7 @@ impl Metrics for RunMetrics {
                 _ => Reading::of(0.0, r.test_runs.max(0) as u64),
             },
             Trigger::EvidenceFailures => n(r.evidence_failures),
+            Trigger::Manual => Reading::of(0.0, 0),
         }
     }
 }
@@ -355,6 +372,23 @@ impl Tx<'_> {
             )
             .optional()
             .map_err(sql)
+    }
+
+    /// After a human reset: every run of the workspace starts over (counters zeroed, clock and
+    /// base restarted). The transcript position is kept, so no usage is counted twice; spend
+    /// records stay, so daily budgets still hold.
+    pub fn restart_runs(&self, workspace: &str, now: i64, base: Option<&str>) -> StoreResult<usize> {
+        self.tx
+            .execute(
+                "UPDATE runs SET started_at = ?2, base_ref = COALESCE(?3, base_ref), steps = 0, consecutive_blocks = 0,
+                 tokens = 0, usd = 0, usd_unknown = 0, secret_findings = 0, self_protection = 0, denylist = 0,
+                 ping_pong = 0, best_passed = NULL, last_passed = NULL, last_failed = NULL, test_runs = 0,
+                 evidence_failures = 0 WHERE workspace = ?1",
+                params![workspace, now, base],
+            )
+            .map_err(sql)?;
+        self.tx.execute("DELETE FROM edits WHERE workspace = ?1", [workspace]).map_err(sql)?;
+        Ok(self.tx.changes() as usize)
     }
 
     /// Stores a run's counters.
@@ -497,7 +531,7 @@ impl Tx<'_> {
     }
 
     /// Webhook events due for delivery: (id, workspace, event, body, attempts).
-    pub fn due(&self, now: i64, max_attempts: i64) -> StoreResult<Vec<(i64, String, String, String, i64)>> {
+    pub fn due(&self, now: i64, max_attempts: i64) -> StoreResult<Vec<Outgoing>> {
         let mut stmt = self
             .tx
             .prepare(
@@ -539,7 +573,7 @@ impl Tx<'_> {
     }
 
     /// The outbox, for status and tests: (event, attempts, delivered, last error).
-    pub fn outbox(&self) -> StoreResult<Vec<(String, i64, bool, Option<String>)>> {
+    pub fn outbox(&self) -> StoreResult<Vec<OutboxRow>> {
         let mut stmt = self
             .tx
             .prepare("SELECT event, attempts, delivered_at IS NOT NULL, last_error FROM outbox ORDER BY id")
@@ -612,6 +646,88 @@ impl Tx<'_> {
     }
 }
 
+/// A trip's pending effects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effect {
+    /// Store id (also the trip's id).
+    pub id: i64,
+    /// Workspace key.
+    pub workspace: String,
+    /// Workspace path.
+    pub workspace_path: String,
+    /// The session that tripped.
+    pub session: String,
+    /// The trip.
+    pub trip: Trip,
+    /// Revert the worktree.
+    pub revert: bool,
+    /// The run's base commit.
+    pub base_ref: Option<String>,
+}
+
+impl Tx<'_> {
+    /// Queues a trip's effects; returns the id (which becomes the trip's id).
+    #[allow(clippy::too_many_arguments)] // one column each; a struct would only rename them
+    pub fn add_effect(
+        &self,
+        workspace: &str,
+        path: &str,
+        session: &str,
+        trip: &Trip,
+        revert: bool,
+        base: Option<&str>,
+        now: i64,
+    ) -> StoreResult<i64> {
+        let text = serde_json::to_string(trip).map_err(|e| format!("state store: {e}"))?;
+        self.tx
+            .execute(
+                "INSERT INTO effects (workspace, workspace_path, session, trip, revert, base_ref, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![workspace, path, session, text, revert, base, now],
+            )
+            .map_err(sql)?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    /// Effects not carried out yet, oldest first.
+    pub fn pending_effects(&self) -> StoreResult<Vec<Effect>> {
+        let mut stmt = self
+            .tx
+            .prepare("SELECT id, workspace, workspace_path, session, trip, revert, base_ref FROM effects WHERE done_at IS NULL ORDER BY id")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, String>(4)?, r.get(5)?, r.get(6)?))
+            })
+            .map_err(sql)?
+            .collect::<Result<Vec<(i64, String, String, String, String, bool, Option<String>)>, _>>()
+            .map_err(sql)?;
+        rows.into_iter()
+            .map(|(id, workspace, workspace_path, session, trip, revert, base_ref)| {
+                let mut trip: Trip = serde_json::from_str(&trip).map_err(|e| format!("state store: trip: {e}"))?;
+                trip.id = id;
+                Ok(Effect { id, workspace, workspace_path, session, trip, revert, base_ref })
+            })
+            .collect()
+    }
+
+    /// Marks an effect carried out, with what happened.
+    pub fn finish_effect(&self, id: i64, now: i64, result: &str) -> StoreResult<()> {
+        self.tx
+            .execute("UPDATE effects SET done_at = ?2, result = ?3 WHERE id = ?1", params![id, now, result])
+            .map_err(sql)?;
+        Ok(())
+    }
+
+    /// The result of a carried-out effect.
+    pub fn effect_result(&self, id: i64) -> StoreResult<Option<String>> {
+        self.tx
+            .query_row("SELECT result FROM effects WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map(Option::flatten)
+            .map_err(sql)
+    }
+}
+
 /// A break-glass waiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BreakGlass {
@@ -669,8 +785,7 @@ mod tests {
             tx.add_spend(&r2, day - 20, Some(9.0), 100)
         })
         .unwrap();
-        let (daily, v) =
-            s.read(|tx| Ok((tx.daily_usd(&day_of(day))?, tx.velocity("a", day + 600, 300)?))).unwrap();
+        let (daily, v) = s.read(|tx| Ok((tx.daily_usd(&day_of(day))?, tx.velocity("a", day + 600, 300)?))).unwrap();
         assert_eq!(daily, Some(3.5));
         assert_eq!(v, (Some(0.5), 1));
         s.write(|tx| tx.add_spend(&tx.run("a", "s", day)?, day + 30, None, 10)).unwrap();

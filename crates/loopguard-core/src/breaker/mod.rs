@@ -41,10 +41,12 @@ pub enum Trigger {
     EvidenceFailures,
     /// A denylisted path was touched (the HOLD of the paths check).
     Denylist,
+    /// A human tripped the breaker by hand (`loopguard breaker trip`); not a policy trigger.
+    Manual,
 }
 
 impl Trigger {
-    /// Every trigger.
+    /// Every trigger a policy rule can watch.
     pub const ALL: [Trigger; 13] = [
         Trigger::Steps,
         Trigger::WallClock,
@@ -77,6 +79,7 @@ impl Trigger {
             Trigger::TestDegradation => "test_degradation",
             Trigger::EvidenceFailures => "evidence_failures",
             Trigger::Denylist => "denylist",
+            Trigger::Manual => "manual",
         }
     }
 

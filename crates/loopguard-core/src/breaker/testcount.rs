@@ -57,7 +57,7 @@ fn patterns() -> Option<&'static Patterns> {
 fn count_of(text: &str, word: &str) -> u64 {
     // "3 failed, 10 passed" → count before `word`.
     let mut total = 0;
-    let words: Vec<&str> = text.split(|c: char| c == ',' || c == '|').collect();
+    let words: Vec<&str> = text.split([',', '|']).collect();
     for part in words {
         let mut it = part.split_whitespace();
         if let (Some(n), Some(w)) = (it.next(), it.next())

@@ -259,8 +259,11 @@ fn a_stopped_breaker_pauses_everything_and_says_so() {
 #[test]
 fn require_approval_turns_allows_into_asks_and_keeps_denies() {
     let ws = ws();
-    let ctx =
-        Context::new(ws.path()).with_home(None).with_breaker_state(BreakerPosition::FullAuto, Some("steps".into()), true);
+    let ctx = Context::new(ws.path()).with_home(None).with_breaker_state(
+        BreakerPosition::FullAuto,
+        Some("steps".into()),
+        true,
+    );
     let gate_policy = Policy::builtin();
     let gate = Gate::new(&gate_policy);
     let ok = gate.evaluate(&ToolCall::new("Bash", json!({"command": "ls"}), ws.path()), &ctx);

@@ -9,6 +9,7 @@
 pub mod diag;
 mod read;
 mod read_breakers;
+pub use read_breakers::parse_duration;
 
 use crate::breaker::BreakerRule;
 use crate::breaker::profiles::Profile;

@@ -23,7 +23,7 @@ pub(crate) struct BreakerLayer {
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
-pub(crate) fn parse_duration(s: &str) -> Option<u64> {
+pub fn parse_duration(s: &str) -> Option<u64> {
     let d: jiff::SignedDuration = s.parse().ok()?;
     u64::try_from(d.as_secs()).ok()
 }

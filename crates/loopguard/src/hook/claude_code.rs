@@ -10,7 +10,8 @@
 
 use super::{HookOutcome, MAX_INPUT_BYTES, read_bounded, run_with_deadline};
 use crate::sessions::{HostProcess, Sessions};
-use crate::state::{Env, audit_log, project_policy, sha256_hex};
+use crate::state::{Env, audit_log, project_policy, sha256_hex, workspace_key};
+use crate::store::Store;
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::reasons::*;
 use loopguard_core::{Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict};
@@ -221,6 +222,50 @@ fn write(log: &AuditLog, e: NewEvent) -> Result<(), (&'static str, String)> {
         .map_err(|err| (AUDIT_WRITE_FAILED, format!("loopguard could not write its audit log: {err}")))
 }
 
+/// How long a hook waits for other hooks' store transactions (well inside the 2 s deadline).
+const STORE_BUSY: Duration = Duration::from_millis(1500);
+
+fn waiver(g: &crate::store::BreakGlass) -> loopguard_core::Waiver {
+    loopguard_core::Waiver {
+        id: g.id,
+        rules: g.scope.iter().filter_map(|s| s.strip_prefix("rule:")).map(str::to_string).collect(),
+        paths: g.scope.iter().filter_map(|s| s.strip_prefix("path:")).map(str::to_string).collect(),
+    }
+}
+
+/// Audits new and cleared trips.
+fn audit_trips(
+    p: &Place,
+    session: &str,
+    new: &[loopguard_core::breaker::Trip],
+    cleared: &[loopguard_core::breaker::Trip],
+) {
+    for (kind, trips) in [(EventKind::BreakerTripped, new), (EventKind::BreakerRecovered, cleared)] {
+        for t in trips {
+            let mut e = NewEvent::new(session, kind);
+            e.reasons = vec![t.trigger.as_str().to_string()];
+            e.details = Some(json!({
+                "trip": t.id, "trigger": t.trigger.as_str(), "action": t.action.as_str(), "value": t.value,
+                "threshold": t.threshold, "reason": t.reason, "reset": t.reset.as_str(), "source": t.session,
+            }));
+            // A failed write here shows as a gap `audit verify` cannot see; the trip itself is in
+            // the store either way.
+            let _ = p.log.append(e);
+        }
+    }
+}
+
+/// Counts a failed evidence write against the run; true when that tripped the breaker.
+fn evidence_failed(p: &Place, policy: &Policy, session: &str) -> bool {
+    let ws_key = workspace_key(&p.workspace);
+    let now = crate::effects::now();
+    Store::open(&p.state, STORE_BUSY)
+        .and_then(|mut s| {
+            s.write(|tx| crate::breaker::evidence_failed(tx, policy.breaker(), &ws_key, &p.workspace, session, now))
+        })
+        .is_ok_and(|t| !t.is_empty())
+}
+
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let tool = match field_str(ev.obj, "tool_name") {
         Ok(t) => t,
@@ -240,52 +285,61 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         Ok(p) => p,
         Err((code, msg)) => return fail(code, &msg),
     };
-    let hold = crate::escalation::current(&p.state, &p.workspace);
     let mode =
         ev.obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
-    let decision = match Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace))) {
-        Ok(policy) => {
-            let call = ToolCall {
-                tool: tool.to_string(),
-                input: input.clone(),
-                cwd: ev.cwd.clone(),
-                session: Some(ev.session.to_string()),
-            };
-            let ctx = Context::new(&p.workspace)
-                .with_home(env.home.as_deref())
-                .with_mode(mode)
-                .with_protected(Some(&p.state), env.user_policy().as_deref())
-                .with_hold(hold.as_ref().map(|h| format!("{} (placed {} by session {})", h.reason, h.time, h.session)));
-            Gate::new(&policy).evaluate(&call, &ctx)
-        }
-        Err(e) => Decision::fail_closed(
+    let transcript = ev.obj.get("transcript_path").and_then(Value::as_str).map(PathBuf::from);
+    let call = ToolCall {
+        tool: tool.to_string(),
+        input: input.clone(),
+        cwd: ev.cwd.clone(),
+        session: Some(ev.session.to_string()),
+    };
+    let now = crate::effects::now();
+    let ws_key = workspace_key(&p.workspace);
+    let policy = Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace)));
+    // One transaction: breaker state and run metrics before, the gate, the counters after.
+    let outcome = match &policy {
+        Err(e) => Err(Decision::fail_closed(
             POLICY_INVALID,
             format!("The loopguard policy does not load, so every call is denied until a human fixes it: {e}"),
-        ),
-    };
-    // A denylisted path: put the run on hold and tell a human, before answering.
-    let mut escalation_error = None;
-    let placed = match decision.reasons().iter().find(|r| r.code == PATH_DENYLISTED) {
-        Some(r) if hold.is_none() => {
-            let h = crate::escalation::Hold {
-                time: jiff::Timestamp::now()
-                    .round(jiff::Unit::Second)
-                    .map_or_else(|_| jiff::Timestamp::now().to_string(), |t| t.to_string()),
-                session: ev.session.to_string(),
-                tool: tool.to_string(),
-                reason: r.message.clone(),
-            };
-            let path = r.target.clone().unwrap_or_default();
-            let rule = r.pattern.clone().unwrap_or_default();
-            match crate::escalation::escalate(&p.state, &p.workspace, &h, &path, &rule) {
-                Ok(()) => true,
-                Err(e) => {
-                    escalation_error = Some(e.to_string());
-                    false
-                }
-            }
+        )),
+        Ok(policy) => {
+            let cfg = policy.breaker();
+            Store::open(&p.state, STORE_BUSY)
+                .and_then(|mut store| {
+                    store.write(|tx| {
+                        let mut b = crate::breaker::before(
+                            tx,
+                            cfg,
+                            &ws_key,
+                            &p.workspace,
+                            ev.session,
+                            transcript.as_deref(),
+                            now,
+                        )?;
+                        let waivers = tx.active_break_glass(&ws_key, now)?.into_iter().map(|g| waiver(&g)).collect();
+                        let ctx = Context::new(&p.workspace)
+                            .with_home(env.home.as_deref())
+                            .with_mode(mode)
+                            .with_protected(Some(&p.state), env.user_policy().as_deref())
+                            .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
+                            .with_waivers(waivers);
+                        let decision = Gate::new(policy).evaluate(&call, &ctx);
+                        crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
+                        Ok((decision, b))
+                    })
+                })
+                .map_err(|e| {
+                    Decision::fail_closed(
+                        STATE_UNAVAILABLE,
+                        format!("loopguard cannot read or update its breaker state, so the call is denied: {e}"),
+                    )
+                })
         }
-        _ => false,
+    };
+    let (decision, before) = match outcome {
+        Ok((d, b)) => (d, Some(b)),
+        Err(d) => (d, None),
     };
     let mut e = new_event(ev, EventKind::PreToolUse);
     e.decision = Some(decision.verdict().as_str().into());
@@ -296,10 +350,23 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "required": decision.required_level().as_str(),
         "effective": decision.effective_level().map(|l| l.as_str()),
         "self_protection": decision.codes().iter().any(|c| c == SELF_PROTECTION),
-        "hold_placed": placed,
-        "escalation_error": escalation_error,
+        "breaker": before.as_ref().map(|b| b.state.position.as_str()),
+        "require_approval": before.as_ref().map(|b| b.state.require_approval),
+        "waived": decision.waived(),
+        "step": before.as_ref().map(|b| b.run.steps),
     }));
-    let decision = match write(&p.log, e) {
+    let audited = write(&p.log, e);
+    if let (Some(b), Ok(policy)) = (&before, &policy) {
+        audit_trips(&p, ev.session, &b.new_trips, &b.cleared);
+        let mut tripped = !b.new_trips.is_empty();
+        if audited.is_err() {
+            tripped |= evidence_failed(&p, policy, ev.session);
+        }
+        if tripped {
+            crate::effects::spawn_flush(&p.state);
+        }
+    }
+    let decision = match audited {
         Ok(()) => decision,
         Err((code, msg)) => decision.escalate_to_deny(Reason::new(
             code,
@@ -308,12 +375,6 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             format!("{msg}; without evidence nothing runs."),
         )),
     };
-    if placed {
-        let mut h = new_event(ev, EventKind::HoldPlaced);
-        h.reasons = vec![PATH_DENYLISTED.to_string()];
-        // The decision is already a deny; a failed write here is reported by `audit verify` gaps.
-        let _ = p.log.append(h);
-    }
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
     let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
     answer(&decision)
@@ -344,6 +405,41 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
         Err(_) if !stdout.is_empty() => return Ok(stdout),
         Err(e) => return Err(e),
     };
+    // The breaker learns from results: test counts and edits going back and forth.
+    let mut breaker_error = None;
+    if let (false, Some(resp), Some(tool), Some(input)) =
+        (failed, ev.obj.get("tool_response"), ev.obj.get("tool_name").and_then(Value::as_str), ev.obj.get("tool_input"))
+    {
+        let observed = Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace)))
+            .map_err(|e| e.to_string())
+            .and_then(|policy| {
+                let ws_key = workspace_key(&p.workspace);
+                let now = crate::effects::now();
+                Store::open(&p.state, STORE_BUSY).and_then(|mut store| {
+                    store.write(|tx| {
+                        crate::breaker::observe_result(
+                            tx,
+                            policy.breaker(),
+                            &ws_key,
+                            &p.workspace,
+                            ev.session,
+                            tool,
+                            input,
+                            resp,
+                            now,
+                        )
+                    })
+                })
+            });
+        match observed {
+            Ok(trips) if !trips.is_empty() => {
+                audit_trips(&p, ev.session, &trips, &[]);
+                crate::effects::spawn_flush(&p.state);
+            }
+            Ok(_) => {}
+            Err(e) => breaker_error = Some(e),
+        }
+    }
     let mut e = new_event(ev, if failed { EventKind::PostToolUseFailure } else { EventKind::PostToolUse });
     let size = |k: &str| ev.obj.get(k).map(|v| v.to_string().len());
     e.details = Some(json!({
@@ -352,6 +448,7 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
         "is_interrupt": ev.obj.get("is_interrupt").and_then(Value::as_bool),
         "duration_ms": ev.obj.get("duration_ms").and_then(Value::as_u64),
         "secrets_redacted": redacted,
+        "breaker_error": breaker_error,
     }));
     match write(&p.log, e) {
         Ok(()) => Ok(stdout),
@@ -377,6 +474,21 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
     }));
     write(&p.log, e)?;
     sessions.open(ev.session, HostProcess::of_current).map_err(io)?;
+    // The run's base: what a stop reverts to.
+    let base = crate::effects::head_of(&p.workspace);
+    let ws_key = workspace_key(&p.workspace);
+    Store::open(&p.state, STORE_BUSY)
+        .and_then(|mut store| {
+            store.write(|tx| {
+                let mut run = tx.run(&ws_key, ev.session, crate::effects::now())?;
+                if run.base_ref.is_none() {
+                    run.base_ref = base;
+                    tx.save_run(&run)?;
+                }
+                Ok(())
+            })
+        })
+        .map_err(|e| (STATE_UNAVAILABLE, e))?;
     Ok(())
 }
 

@@ -1,0 +1,276 @@
+//! The breaker at run time: metrics gathered from the hook stream, trips decided by
+//! `loopguard_core::breaker`, all inside the store transaction of the hook call.
+//!
+//! - [`before`]: at a PreToolUse, before the gate: read new transcript usage, let auto-reset
+//!   trips recover, trip on the metrics (steps so far, time, spend…).
+//! - [`after`]: after the gate: count the decision (blocks, secrets, self-protection, denylist),
+//!   trip again; those trips take effect on the next call.
+//! - [`observe_result`]: at a PostToolUse: test counts and ping-pong edits.
+//!
+//! New trips revoke grants and credentials, queue their effects (escalation, revert, webhook)
+//! in the same transaction, and are carried out by [`crate::effects`] outside the hook's deadline.
+
+use crate::store::{Run, RunMetrics, StoreResult, Tx, day_of};
+use loopguard_core::breaker::{self, BreakerState, Trip, pingpong, testcount};
+use loopguard_core::policy::BreakerConfig;
+use loopguard_core::reasons::*;
+use loopguard_core::{Decision, Verdict};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// Most transcript bytes read per call (the rest is read by the next calls).
+const MAX_TRANSCRIPT_READ: u64 = 8 << 20;
+
+/// What the gate needs from the breaker, and what the call changed.
+#[derive(Debug, Clone)]
+pub struct Before {
+    /// The workspace's breaker after recovery and new trips.
+    pub state: BreakerState,
+    /// The run (counters as of this call).
+    pub run: Run,
+    /// Trips recorded by this call.
+    pub new_trips: Vec<Trip>,
+    /// Trips cleared by auto reset in this call.
+    pub cleared: Vec<Trip>,
+}
+
+impl Before {
+    /// The active trips, in words, for the gate's reason.
+    pub fn paused_reason(&self) -> Option<String> {
+        if self.state.trips.is_empty() {
+            return self.state.is_tripped().then(|| "the breaker was tripped and is recovering".to_string());
+        }
+        let parts: Vec<String> =
+            self.state.trips.iter().map(|t| format!("{} → {}", t.reason, t.action.as_str())).collect();
+        Some(parts.join("; "))
+    }
+}
+
+/// Reads usage the run has not counted yet from the transcript.
+fn read_usage(tx: &Tx<'_>, run: &mut Run, cfg: &BreakerConfig, transcript: Option<&Path>, now: i64) -> StoreResult<()> {
+    let Some(path) = transcript else {
+        run.transcript_error = Some("the hook input names no transcript".into());
+        return Ok(());
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        // Claude Code creates the transcript with its first message: nothing spent yet.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && run.transcript_offset == 0 => {
+            run.transcript_error = None;
+            return Ok(());
+        }
+        Err(e) => {
+            run.transcript_error = Some(format!("cannot read the transcript: {e}"));
+            return Ok(());
+        }
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let offset = u64::try_from(run.transcript_offset).unwrap_or(0);
+    if len < offset {
+        run.transcript_error = Some("the transcript shrank; usage cannot be trusted".into());
+        return Ok(());
+    }
+    if len == offset {
+        return Ok(());
+    }
+    let mut buf = Vec::new();
+    let read =
+        file.seek(SeekFrom::Start(offset)).and_then(|_| (&mut file).take(MAX_TRANSCRIPT_READ).read_to_end(&mut buf));
+    if let Err(e) = read {
+        run.transcript_error = Some(format!("cannot read the transcript: {e}"));
+        return Ok(());
+    }
+    // Only whole lines: the host may be writing the last one.
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        if buf.len() as u64 >= MAX_TRANSCRIPT_READ {
+            run.transcript_error = Some("a transcript line is longer than 8 MiB".into());
+        }
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(&buf[..end]);
+    for line in text.lines() {
+        let Some(m) = breaker::usage::parse_line(line, &cfg.prices) else { continue };
+        if run.last_msg_id.as_deref() == Some(m.id.as_str()) && !m.id.is_empty() {
+            continue;
+        }
+        run.last_msg_id = Some(m.id.clone());
+        let tokens = i64::try_from(m.tokens).unwrap_or(i64::MAX);
+        run.tokens = run.tokens.saturating_add(tokens);
+        match m.usd {
+            Some(usd) => run.usd += usd,
+            None => run.usd_unknown = true,
+        }
+        tx.add_spend(run, now, m.usd, tokens)?;
+    }
+    run.transcript_offset = i64::try_from(offset + end as u64 + 1).unwrap_or(i64::MAX);
+    run.transcript_error = None;
+    Ok(())
+}
+
+fn metrics(tx: &Tx<'_>, cfg: &BreakerConfig, run: &Run, now: i64) -> StoreResult<RunMetrics> {
+    let mut windows: Vec<u64> = cfg.rules.iter().filter_map(|r| r.window).collect();
+    windows.sort_unstable();
+    windows.dedup();
+    let mut velocity = Vec::new();
+    for w in windows {
+        let (usd, n) = tx.velocity(&run.workspace, now, w)?;
+        velocity.push((w, usd, n));
+    }
+    Ok(RunMetrics { run: run.clone(), now, daily_usd: tx.daily_usd(&day_of(now))?, velocity })
+}
+
+/// Trips whatever the metrics call for; new trips revoke grants and credentials and queue
+/// their effects.
+fn trip(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    state: &mut BreakerState,
+    run: &Run,
+    now: i64,
+    workspace_path: &Path,
+) -> StoreResult<Vec<Trip>> {
+    let m = metrics(tx, cfg, run, now)?;
+    let hits = breaker::tripped(&cfg.rules, &m);
+    let mut new = state.trip(now, &run.session, &cfg.rules, &hits);
+    let position = state.position.as_str();
+    for t in &mut new {
+        let revert = cfg.rules.iter().any(|r| r.trigger == t.trigger && r.action == t.action && r.revert);
+        t.id = crate::effects::queue(tx, workspace_path, run, t, revert, cfg.webhook_url.is_some(), position, now)?;
+        tx.revoke(&run.workspace, now, &format!("{} #{}", t.trigger.as_str(), t.id))?;
+    }
+    // The ids were assigned after `state.trip` stored the trips: copy them in.
+    for t in &new {
+        if let Some(s) = state.trips.iter_mut().find(|s| s.id == 0 && s.trigger == t.trigger && s.action == t.action) {
+            s.id = t.id;
+        }
+    }
+    Ok(new)
+}
+
+/// Before the gate decides a PreToolUse.
+pub fn before(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    workspace: &str,
+    workspace_path: &Path,
+    session: &str,
+    transcript: Option<&Path>,
+    now: i64,
+) -> StoreResult<Before> {
+    let mut run = tx.run(workspace, session, now)?;
+    read_usage(tx, &mut run, cfg, transcript, now)?;
+    let mut state = tx.breaker(workspace)?;
+    let m = metrics(tx, cfg, &run, now)?;
+    let cleared = state.recover(now, &cfg.rules, &m, cfg.hysteresis);
+    let new_trips = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
+    tx.set_breaker(workspace, &state)?;
+    tx.save_run(&run)?;
+    Ok(Before { state, run, new_trips, cleared })
+}
+
+/// Whether a decision was made by the breaker itself (those are not counted as blocks: a paused
+/// agent's retries must not stack up new trips).
+fn by_breaker(d: &Decision) -> bool {
+    d.reasons().iter().any(|r| r.code == BREAKER_STOPPED || r.code == BREAKER_REQUIRE_APPROVAL)
+}
+
+/// After the gate decided: counts the decision and trips what it calls for (effective from the
+/// next call). Returns the new trips.
+pub fn after(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    b: &mut Before,
+    decision: &Decision,
+    now: i64,
+    workspace_path: &Path,
+) -> StoreResult<Vec<Trip>> {
+    let run = &mut b.run;
+    run.steps += 1;
+    let codes = decision.codes();
+    let has = |c: &str| codes.iter().any(|x| x == c);
+    if !by_breaker(decision) {
+        match decision.verdict() {
+            Verdict::Deny => run.consecutive_blocks += 1,
+            Verdict::Allow => run.consecutive_blocks = 0,
+            Verdict::Ask => {}
+        }
+    }
+    run.secret_findings += i64::from(has(SECRET_IN_ARGUMENTS));
+    run.self_protection += i64::from(has(SELF_PROTECTION));
+    run.denylist += i64::from(has(PATH_DENYLISTED));
+    let new = trip(tx, cfg, &mut b.state, &b.run, now, workspace_path)?;
+    tx.set_breaker(&b.run.workspace, &b.state)?;
+    tx.save_run(&b.run)?;
+    b.new_trips.extend(new.iter().cloned());
+    Ok(new)
+}
+
+/// A failed evidence write (audit or escalation) in a run: counted, and tripped on.
+pub fn evidence_failed(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    workspace: &str,
+    workspace_path: &Path,
+    session: &str,
+    now: i64,
+) -> StoreResult<Vec<Trip>> {
+    let mut run = tx.run(workspace, session, now)?;
+    run.evidence_failures += 1;
+    tx.save_run(&run)?;
+    let mut state = tx.breaker(workspace)?;
+    let new = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
+    tx.set_breaker(workspace, &state)?;
+    Ok(new)
+}
+
+/// The text a tool result holds, for test-count parsing: Bash stdout+stderr, Read file content.
+fn result_text(tool: &str, response: &serde_json::Value) -> Option<String> {
+    let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+    match tool {
+        "Bash" => Some(format!(
+            "{}\n{}",
+            s(response, "stdout").unwrap_or_default(),
+            s(response, "stderr").unwrap_or_default()
+        )),
+        "Read" => response.get("file").and_then(|f| s(f, "content")),
+        _ => None,
+    }
+}
+
+/// A PostToolUse: test counts from results, ping-pong from edits. Returns new trips.
+#[allow(clippy::too_many_arguments)]
+pub fn observe_result(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    workspace: &str,
+    workspace_path: &Path,
+    session: &str,
+    tool: &str,
+    input: &serde_json::Value,
+    response: &serde_json::Value,
+    now: i64,
+) -> StoreResult<Vec<Trip>> {
+    let tests = result_text(tool, response).and_then(|t| testcount::parse(&t));
+    let edits = pingpong::transitions(tool, input, Some(response));
+    if tests.is_none() && edits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut run = tx.run(workspace, session, now)?;
+    if let Some(t) = tests {
+        let passed = i64::try_from(t.passed).unwrap_or(i64::MAX);
+        run.last_passed = Some(passed);
+        run.last_failed = Some(i64::try_from(t.failed).unwrap_or(i64::MAX));
+        run.best_passed = Some(run.best_passed.map_or(passed, |b| b.max(passed)));
+        run.test_runs += 1;
+    }
+    let failing = run.last_failed.is_some_and(|f| f > 0);
+    for e in edits {
+        let n = tx.edit(&run, &e.file, &e.region, &e.to, failing)?;
+        run.ping_pong = run.ping_pong.max(n);
+    }
+    tx.save_run(&run)?;
+    let mut state = tx.breaker(workspace)?;
+    let new = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
+    tx.set_breaker(workspace, &state)?;
+    Ok(new)
+}
