@@ -39,7 +39,7 @@ codes! {
     DESTRUCTIVE_GIT_PUSH_FORCE = "destructive-git-push-force": "git push that overwrites remote history (--force, -f, --force-with-lease, +refspec, --mirror).";
     DESTRUCTIVE_GIT_RESET_HARD = "destructive-git-reset-hard": "git reset --hard discards uncommitted work.";
     PATH_OUTSIDE_WORKSPACE = "path-outside-workspace": "A write target resolves (symlinks followed) outside every workspace root.";
-    PATH_DENYLISTED = "path-denylisted": "Modifying, deleting or staging a path on the absolute denylist: denied, the run is put on hold, and STATE.md gets an escalation.";
+    PATH_DENYLISTED = "path-denylisted": "Modifying, deleting or staging a path on the absolute denylist: denied, the denylist breaker stops the run (HOLD) until a human resets it, and STATE.md gets an escalation.";
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";

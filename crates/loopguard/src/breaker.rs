@@ -198,7 +198,17 @@ pub fn after(
     run.secret_findings += i64::from(has(SECRET_IN_ARGUMENTS));
     run.self_protection += i64::from(has(SELF_PROTECTION));
     run.denylist += i64::from(has(PATH_DENYLISTED));
-    let new = trip(tx, cfg, &mut b.state, &b.run, now, workspace_path)?;
+    let mut new = trip(tx, cfg, &mut b.state, &b.run, now, workspace_path)?;
+    // Say which path: the trip's reason is what the escalation and the next deny show.
+    if let Some(r) = decision.reasons().iter().find(|r| r.code == PATH_DENYLISTED) {
+        for t in new.iter_mut().filter(|t| t.trigger == breaker::Trigger::Denylist) {
+            t.reason = format!("{}: {}", t.reason, r.message.trim_end_matches('.'));
+            if let Some(s) = b.state.trips.iter_mut().find(|s| s.id == t.id) {
+                s.reason = t.reason.clone();
+            }
+            tx.set_effect_trip(t)?;
+        }
+    }
     tx.set_breaker(&b.run.workspace, &b.state)?;
     tx.save_run(&b.run)?;
     b.new_trips.extend(new.iter().cloned());

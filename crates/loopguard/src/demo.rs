@@ -65,6 +65,7 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         loopguard_home: Some(state.clone()),
         home: Some(home.clone()),
         claude_project_dir: Some(project.clone()),
+        manual_effects: true,
         ..Env::default()
     };
     let (project_s, home_s) = (project.display().to_string(), home.display().to_string());
@@ -104,6 +105,9 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
             writeln!(out, "      {}", l.replace(&project_s, "<workspace>").replace(&home_s, "~"))?;
         }
     }
+    // What the trips set in motion (escalation, revert), carried out here rather than in the
+    // background so the demo can show it.
+    crate::effects::flush(&env, None, 1000).map_err(io::Error::other)?;
     if let Ok(text) = std::fs::read_to_string(project.join("STATE.md")) {
         writeln!(out, "\nSTATE.md now tells a human what happened:")?;
         for l in text.lines() {

@@ -22,8 +22,13 @@ use std::time::Duration;
 /// Delivery attempts per webhook event.
 pub const MAX_ATTEMPTS: i64 = 5;
 
-/// Unix seconds now.
+/// Unix seconds now. Debug builds (the test binaries) take `LOOPGUARD_TEST_NOW` as an injected
+/// clock so cooldowns are tested without sleeping; release builds ignore it.
 pub fn now() -> i64 {
+    #[cfg(debug_assertions)]
+    if let Some(t) = std::env::var("LOOPGUARD_TEST_NOW").ok().and_then(|v| v.parse().ok()) {
+        return t;
+    }
     jiff::Timestamp::now().as_second()
 }
 
@@ -204,7 +209,7 @@ fn carry_out(state_home: &Path, e: &Effect) -> serde_json::Value {
             kind: "FAILURE".into(),
             fields,
             todo: format!(
-                "{} Review the run, then reset the breaker with `loopguard breaker reset --operator NAME --reason \"…\"`.{restore}",
+                "{}. Review the run, then reset the breaker with `loopguard breaker reset --operator NAME --reason \"…\"`.{restore}",
                 t.reason
             ),
         };

@@ -69,6 +69,8 @@ pub fn authenticate(store: &mut Store, names: &[String], secrets: &mut Secrets, 
         if names[..i].contains(n) {
             return Err(format!("operator `{n}` is named twice; dual control needs two different operators"));
         }
+    }
+    for n in names {
         let p = secrets.get(n, what)?;
         verify(store, n, &p)?;
     }

@@ -19,6 +19,9 @@ pub struct Env {
     pub home: Option<PathBuf>,
     /// `$CLAUDE_PROJECT_DIR` (set by Claude Code for hooks).
     pub claude_project_dir: Option<PathBuf>,
+    /// Trip effects are left queued for an explicit `loopguard breaker flush` instead of a
+    /// detached background flush (`LOOPGUARD_EFFECTS=manual`; the demo and some tests).
+    pub manual_effects: bool,
 }
 
 fn abs_var(name: &str) -> Option<PathBuf> {
@@ -34,6 +37,7 @@ impl Env {
             xdg_config_home: abs_var("XDG_CONFIG_HOME"),
             home: abs_var("HOME"),
             claude_project_dir: abs_var("CLAUDE_PROJECT_DIR"),
+            manual_effects: std::env::var_os("LOOPGUARD_EFFECTS").is_some_and(|v| v == "manual"),
         }
     }
 

@@ -688,6 +688,13 @@ impl Tx<'_> {
         Ok(self.tx.last_insert_rowid())
     }
 
+    /// Replaces the trip recorded with an effect (same id).
+    pub fn set_effect_trip(&self, trip: &Trip) -> StoreResult<()> {
+        let text = serde_json::to_string(trip).map_err(|e| format!("state store: {e}"))?;
+        self.tx.execute("UPDATE effects SET trip = ?2 WHERE id = ?1", params![trip.id, text]).map_err(sql)?;
+        Ok(())
+    }
+
     /// Effects not carried out yet, oldest first.
     pub fn pending_effects(&self) -> StoreResult<Vec<Effect>> {
         let mut stmt = self

@@ -1,90 +1,98 @@
-//! The absolute denylist end to end through the hook binary: deny, hold, escalation in STATE.md
-//! and loop-run-log.md, every later write denied, reads still allowed, and a human release.
+//! The absolute denylist end to end through the hook binary: deny, the denylist breaker stops
+//! the run (HOLD = STOPPED waiting for a human), the escalation in STATE.md and loop-run-log.md,
+//! every later call denied as paused, and only an operator's reset lets the run go on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
 use common::{Sandbox, decision};
+use serde_json::json;
 
-fn pre(sb: &Sandbox, tool: &str, input: serde_json::Value, id: &str) -> std::process::Output {
-    let ev = serde_json::json!({
-        "session_id": "sess-1", "transcript_path": "/t.jsonl", "cwd": sb.ws, "permission_mode": "bypassPermissions",
-        "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": input, "tool_use_id": id
-    });
-    sb.hook(ev.to_string().as_bytes())
-}
+const PASS: &str = "correct horse battery staple";
 
 #[test]
-fn touching_a_denylisted_path_holds_the_run_until_a_human_releases_it() {
+fn touching_a_denylisted_path_stops_the_run_until_an_operator_resets_it() {
     let sb = Sandbox::new();
     sb.write("STATE.md", "# STATE\n\n## Plan\n- ship it\n");
-    // Before: an ordinary write is fine.
-    assert!(
-        decision(&pre(&sb, "Write", serde_json::json!({"file_path": sb.ws.join("a.txt"), "content": "x"}), "t1"))
-            .is_none()
-    );
+    let write = |f: &str| sb.pre("sess-1", "Write", json!({"file_path": sb.ws.join(f), "content": "x"}));
+    assert!(decision(&write("a.txt")).is_none());
 
-    let out = pre(&sb, "Write", serde_json::json!({"file_path": sb.ws.join(".env"), "content": "KEY=1"}), "t2");
-    let (v, reason) = decision(&out).unwrap();
+    let (v, reason) =
+        decision(&sb.pre("sess-1", "Write", json!({"file_path": sb.ws.join(".env"), "content": "KEY=1"}))).unwrap();
     assert_eq!(v, "deny");
     assert!(reason.contains("[path-denylisted]"), "{reason}");
+    sb.flush();
 
     let state = std::fs::read_to_string(sb.ws.join("STATE.md")).unwrap();
     assert!(state.contains("## Plan\n- ship it"), "{state}");
     assert!(state.contains("## ⚠️ Blockers & Escalations"), "{state}");
-    assert!(
-        state.contains("- session: `sess-1`")
-            && state.contains("- tool: `Write`")
-            && state.contains("- path: `.env`")
-            && state.contains("denylist pattern `.env`"),
-        "{state}"
-    );
+    assert!(state.contains("circuit breaker stopped the run (denylist)"), "{state}");
+    assert!(state.contains("- session: `sess-1`") && state.contains("pattern `.env`"), "{state}");
+    assert!(state.contains("loopguard breaker reset"), "{state}");
     let log = std::fs::read_to_string(sb.ws.join("loop-run-log.md")).unwrap();
-    assert!(log.contains("run on hold") && log.contains("sess-1"), "{log}");
+    assert!(
+        log.contains("FAILURE circuit breaker stopped the run (denylist)") && log.contains("session=sess-1"),
+        "{log}"
+    );
 
-    // Every later write is denied; reads are not.
-    let (v, reason) = decision(&pre(
-        &sb,
-        "Edit",
-        serde_json::json!({"file_path": sb.ws.join("a.txt"), "old_string": "x", "new_string": "y"}),
-        "t3",
+    // HOLD is STOPPED: every later call, reads included, is paused.
+    for input in [
+        ("Edit", json!({"file_path": sb.ws.join("a.txt"), "old_string": "x", "new_string": "y"})),
+        ("Read", json!({"file_path": sb.ws.join("a.txt")})),
+        ("Bash", json!({"command": "git status"})),
+    ] {
+        let (v, reason) = decision(&sb.pre("sess-1", input.0, input.1)).unwrap();
+        assert_eq!(v, "deny");
+        assert!(reason.contains("[breaker-stopped] Paused, not failed"), "{reason}");
+    }
+    // A new session does not escape it.
+    assert_eq!(decision(&write("b.txt")).unwrap().0, "deny");
+    assert_eq!(decision(&sb.pre("sess-2", "Read", json!({"file_path": sb.ws.join("a.txt")}))).unwrap().0, "deny");
+
+    // The agent cannot reset it, not even through a shell.
+    let (v, reason) = decision(&sb.pre(
+        "sess-1",
+        "Bash",
+        json!({"command": "echo 'pw' | loopguard breaker reset --operator a --reason ok --passphrase-stdin"}),
     ))
     .unwrap();
     assert_eq!(v, "deny");
-    assert!(reason.contains("[run-on-hold]"), "{reason}");
-    let (v, _) = decision(&pre(&sb, "Bash", serde_json::json!({"command": "touch b.txt"}), "t4")).unwrap();
-    assert_eq!(v, "deny");
-    assert!(decision(&pre(&sb, "Read", serde_json::json!({"file_path": sb.ws.join("a.txt")}), "t5")).is_none());
-    assert!(decision(&pre(&sb, "Bash", serde_json::json!({"command": "git status"}), "t6")).is_none());
-    // The agent cannot release it.
-    let (v, reason) =
-        decision(&pre(&sb, "Bash", serde_json::json!({"command": "loopguard hold release --reason ok"}), "t7"))
-            .unwrap();
-    assert_eq!(v, "deny");
-    assert!(reason.contains("[self-protection]"), "{reason}");
+    assert!(reason.contains("[breaker-stopped]"), "{reason}");
 
-    let show = sb.command(&["hold", "show"]).output().unwrap();
-    assert_eq!(show.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&show.stdout).starts_with("ON HOLD"));
-    let rel = sb.command(&["hold", "release", "--reason", "reviewed: agent tried to write .env"]).output().unwrap();
-    assert!(rel.status.success(), "{}", String::from_utf8_lossy(&rel.stderr));
-    assert!(
-        decision(&pre(&sb, "Write", serde_json::json!({"file_path": sb.ws.join("c.txt"), "content": "x"}), "t8"))
-            .is_none()
+    let (code, out, _) = sb.run(&["breaker", "check"], "");
+    assert_eq!((code, out.trim()), (1, "tripped"));
+    // No operator yet: a reset is refused.
+    let (code, _, err) =
+        sb.run(&["breaker", "reset", "--operator", "ann", "--reason", "r", "--passphrase-stdin"], "x\n");
+    assert_eq!(code, 2);
+    assert!(err.contains("no operator exists yet"), "{err}");
+    let (code, _, err) = sb.run(&["operator", "init", "--name", "ann", "--passphrase-stdin"], &format!("{PASS}\n"));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) =
+        sb.run(&["breaker", "reset", "--operator", "ann", "--reason", "r", "--passphrase-stdin"], "wrong guess here\n");
+    assert_eq!(code, 2);
+    assert!(err.contains("passphrase is wrong"), "{err}");
+    assert_eq!(decision(&write("c.txt")).unwrap().0, "deny");
+    let (code, out, err) = sb.run(
+        &["breaker", "reset", "--operator", "ann", "--reason", "reviewed: agent tried .env", "--passphrase-stdin"],
+        &format!("{PASS}\n"),
     );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("cleared 1 trip(s)") && out.contains("full-auto"), "{out}");
+    assert!(decision(&write("c.txt")).is_none());
+    let (code, _, _) = sb.run(&["breaker", "check"], "");
+    assert_eq!(code, 0);
 
-    let tail = sb.command(&["audit", "tail", "--json", "-n", "50"]).output().unwrap();
-    let kinds: Vec<String> = String::from_utf8_lossy(&tail.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
-        .collect();
-    assert!(kinds.contains(&"hold-placed".to_string()) && kinds.contains(&"hold-released".to_string()), "{kinds:?}");
-    let verify = sb.command(&["audit", "verify"]).output().unwrap();
-    assert!(verify.status.success());
+    let kinds = sb.audit_kinds();
+    for k in ["breaker-tripped", "breaker-effects", "operator-added", "breaker-reset"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} missing from {kinds:?}");
+    }
+    let (code, _, _) = sb.run(&["audit", "verify"], "");
+    assert_eq!(code, 0);
 }
 
 #[test]
-fn two_sessions_escalating_at_once_both_land_in_state_md() {
+fn sessions_touching_denylisted_paths_at_once_all_land_in_state_md() {
     let sb = std::sync::Arc::new(Sandbox::new());
     let threads: Vec<_> = ["auth/a.rs", "billing/b.rs", "payments/c.rs", ".env.prod"]
         .into_iter()
@@ -92,11 +100,7 @@ fn two_sessions_escalating_at_once_both_land_in_state_md() {
         .map(|(i, f)| {
             let sb = sb.clone();
             std::thread::spawn(move || {
-                let ev = serde_json::json!({
-                    "session_id": format!("s{i}"), "transcript_path": "/t", "cwd": sb.ws, "hook_event_name": "PreToolUse",
-                    "tool_name": "Write", "tool_input": {"file_path": sb.ws.join(f), "content": "x"}, "tool_use_id": format!("t{i}")
-                });
-                sb.hook(ev.to_string().as_bytes())
+                sb.pre(&format!("s{i}"), "Write", json!({"file_path": sb.ws.join(f), "content": "x"}))
             })
         })
         .collect();
@@ -104,15 +108,16 @@ fn two_sessions_escalating_at_once_both_land_in_state_md() {
         let out = t.join().unwrap();
         assert_eq!(decision(&out).unwrap().0, "deny");
     }
-    // Whoever escalated (the first for sure; others that raced past the hold check too) is in
-    // STATE.md and the run log exactly once: no lost update, no interleaving.
+    sb.flush();
+    // The breaker serialises them: one trip (the denylist trigger trips once), one escalation,
+    // one run-log line, and the breaker stopped.
     let state = std::fs::read_to_string(sb.ws.join("STATE.md")).unwrap();
     assert_eq!(state.matches("## ⚠️ Blockers & Escalations").count(), 1, "{state}");
-    let tail = sb.command(&["audit", "tail", "--json", "-n", "100"]).output().unwrap();
-    let placed =
-        String::from_utf8_lossy(&tail.stdout).lines().filter(|l| l.contains("\"kind\":\"hold-placed\"")).count();
-    assert!(placed >= 1);
-    assert_eq!(state.matches("\n### ").count(), placed, "{state}");
+    let tripped = sb.audit_kinds().iter().filter(|k| *k == "breaker-tripped").count();
+    assert_eq!(tripped, 1);
+    assert_eq!(state.matches("\n### ").count(), 1, "{state}");
     let log = std::fs::read_to_string(sb.ws.join("loop-run-log.md")).unwrap();
-    assert_eq!(log.lines().count(), placed, "{log}");
+    assert_eq!(log.lines().count(), 1, "{log}");
+    let (code, _, _) = sb.run(&["breaker", "check"], "");
+    assert_eq!(code, 1);
 }

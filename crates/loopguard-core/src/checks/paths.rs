@@ -394,7 +394,7 @@ impl<'p> PathValidator<'p> {
                     PATH_DENYLISTED,
                     Verdict::Deny,
                     RiskLevel::Critical,
-                    format!("{what} `{raw}` {verb} a denylisted path (pattern `{pattern}`); the run is put on hold."),
+                    format!("{what} `{raw}` {verb} a denylisted path (pattern `{pattern}`)."),
                 )
                 .with_remedy("stop and leave this file to the human; the escalation is in STATE.md.")
                 .with_target(real.display().to_string(), pattern),

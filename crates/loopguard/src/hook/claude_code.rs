@@ -362,7 +362,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         if audited.is_err() {
             tripped |= evidence_failed(&p, policy, ev.session);
         }
-        if tripped {
+        if tripped && !env.manual_effects {
             crate::effects::spawn_flush(&p.state);
         }
     }
@@ -434,7 +434,9 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
         match observed {
             Ok(trips) if !trips.is_empty() => {
                 audit_trips(&p, ev.session, &trips, &[]);
-                crate::effects::spawn_flush(&p.state);
+                if !env.manual_effects {
+                    crate::effects::spawn_flush(&p.state);
+                }
             }
             Ok(_) => {}
             Err(e) => breaker_error = Some(e),

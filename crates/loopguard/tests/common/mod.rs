@@ -13,6 +13,11 @@ pub struct Sandbox {
     pub home: PathBuf,
     pub state: PathBuf,
     pub ws: PathBuf,
+    /// Trip effects run in a detached background flush (as for a user) instead of waiting for
+    /// an explicit `flush()`.
+    pub background_effects: bool,
+    /// Extra environment for every command.
+    pub extra_env: Vec<(String, String)>,
 }
 
 impl Sandbox {
@@ -23,7 +28,7 @@ impl Sandbox {
         let state = root.path().join("state");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::create_dir_all(ws.join(".git")).unwrap();
-        Sandbox { root, home, state, ws }
+        Sandbox { root, home, state, ws, background_effects: false, extra_env: Vec::new() }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
@@ -34,7 +39,74 @@ impl Sandbox {
             .env("HOME", &self.home)
             .env("LOOPGUARD_HOME", &self.state)
             .current_dir(&self.ws);
+        if !self.background_effects {
+            c.env("LOOPGUARD_EFFECTS", "manual");
+        }
+        for (k, v) in &self.extra_env {
+            c.env(k, v);
+        }
         c
+    }
+
+    /// Writes the user policy.
+    pub fn user_policy(&self, text: &str) {
+        let p = self.home.join(".config/loopguard/policy.toml");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A PreToolUse for `tool` with `input` in `session`.
+    pub fn pre(&self, session: &str, tool: &str, input: serde_json::Value) -> Output {
+        let ev = serde_json::json!({
+            "session_id": session, "transcript_path": self.root.path().join(format!("{session}.jsonl")),
+            "cwd": self.ws, "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1"
+        });
+        self.hook(ev.to_string().as_bytes())
+    }
+
+    /// A PostToolUse for `tool` with `input` and `response` in `session`.
+    pub fn post(&self, session: &str, tool: &str, input: serde_json::Value, response: serde_json::Value) -> Output {
+        let ev = serde_json::json!({
+            "session_id": session, "transcript_path": self.root.path().join(format!("{session}.jsonl")),
+            "cwd": self.ws, "permission_mode": "bypassPermissions", "hook_event_name": "PostToolUse",
+            "tool_name": tool, "tool_input": input, "tool_response": response, "tool_use_id": "toolu_1"
+        });
+        self.hook(ev.to_string().as_bytes())
+    }
+
+    /// A SessionStart in `session`.
+    pub fn start(&self, session: &str) -> Output {
+        let ev = serde_json::json!({
+            "session_id": session, "transcript_path": self.root.path().join(format!("{session}.jsonl")),
+            "cwd": self.ws, "hook_event_name": "SessionStart", "source": "startup"
+        });
+        self.hook(ev.to_string().as_bytes())
+    }
+
+    /// Runs a loopguard subcommand to completion; (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
+        let out = self.feed(self.command(args), stdin.as_bytes());
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Carries out queued trip effects now.
+    pub fn flush(&self) -> String {
+        let (code, out, err) = self.run(&["breaker", "flush"], "");
+        assert!(code == 0 || code == 1, "flush failed: {err}");
+        out
+    }
+
+    /// The audit events' kinds, in order.
+    pub fn audit_kinds(&self) -> Vec<String> {
+        let (_, out, _) = self.run(&["audit", "tail", "--json", "-n", "100000"], "");
+        out.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"].as_str().unwrap().to_string())
+            .collect()
     }
 
     /// Runs `loopguard hook claude-code` with `input` on stdin.
