@@ -84,3 +84,32 @@ fn every_reason_code_is_documented() {
         assert!(loopguard_core::reasons::is_kebab_case(c.code), "{} is not kebab-case", c.code);
     }
 }
+
+#[test]
+fn the_documented_profiles_are_the_shipped_ones() {
+    use loopguard_core::breaker::profiles::Profile;
+    let text = doc("breakers.md");
+    let start = text.find("<!-- profiles:").unwrap();
+    let end = text.find("<!-- /profiles -->").unwrap();
+    let rows: Vec<&str> = text[start..end].lines().filter(|l| l.starts_with("| loop") || l.starts_with("| interactive")).collect();
+    let mut want = Vec::new();
+    for p in [Profile::Loop, Profile::Interactive] {
+        for r in p.rules() {
+            want.push(format!(
+                "| {} | {} | {} | {} | {} | {} s | {} |",
+                p.as_str(),
+                r.trigger.as_str(),
+                r.threshold,
+                r.action.as_str(),
+                r.reset.as_str(),
+                r.cooldown,
+                if r.revert { "yes" } else { "no" }
+            ));
+        }
+    }
+    assert_eq!(rows, want);
+    let policy = doc("policy.md");
+    for key in ["[breaker]", "[[breakers]]", "[prices]", "[break_glass]"] {
+        assert!(policy.contains(key), "docs/policy.md does not mention {key}");
+    }
+}
