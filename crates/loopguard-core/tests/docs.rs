@@ -91,7 +91,8 @@ fn the_documented_profiles_are_the_shipped_ones() {
     let text = doc("breakers.md");
     let start = text.find("<!-- profiles:").unwrap();
     let end = text.find("<!-- /profiles -->").unwrap();
-    let rows: Vec<&str> = text[start..end].lines().filter(|l| l.starts_with("| loop") || l.starts_with("| interactive")).collect();
+    let rows: Vec<&str> =
+        text[start..end].lines().filter(|l| l.starts_with("| loop") || l.starts_with("| interactive")).collect();
     let mut want = Vec::new();
     for p in [Profile::Loop, Profile::Interactive] {
         for r in p.rules() {

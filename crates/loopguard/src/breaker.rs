@@ -10,7 +10,7 @@
 //! New trips revoke grants and credentials, queue their effects (escalation, revert, webhook)
 //! in the same transaction, and are carried out by [`crate::effects`] outside the hook's deadline.
 
-use crate::store::{Run, RunMetrics, StoreResult, Tx, day_of};
+use crate::store::{Run, RunMetrics, StoreResult, Tx, WsDoc, day_of};
 use loopguard_core::breaker::{self, BreakerState, Trip, pingpong, testcount};
 use loopguard_core::policy::BreakerConfig;
 use loopguard_core::reasons::*;
@@ -32,6 +32,12 @@ pub struct Before {
     pub new_trips: Vec<Trip>,
     /// Trips cleared by auto reset in this call.
     pub cleared: Vec<Trip>,
+    /// The workspace document (saved, with `state`, by `after`).
+    pub doc: WsDoc,
+    /// Spend aggregates read in `before` (spend does not change within the call): daily USD
+    /// and the velocity per window.
+    daily_usd: Option<f64>,
+    velocity: Vec<(u64, Option<f64>, u64)>,
 }
 
 impl Before {
@@ -47,7 +53,14 @@ impl Before {
 }
 
 /// Reads usage the run has not counted yet from the transcript.
-fn read_usage(tx: &Tx<'_>, run: &mut Run, cfg: &BreakerConfig, transcript: Option<&Path>, now: i64) -> StoreResult<()> {
+fn read_usage(
+    tx: &Tx<'_>,
+    run: &mut Run,
+    doc: &mut WsDoc,
+    cfg: &BreakerConfig,
+    transcript: Option<&Path>,
+    now: i64,
+) -> StoreResult<()> {
     let Some(path) = transcript else {
         run.transcript_error = Some("the hook input names no transcript".into());
         return Ok(());
@@ -100,44 +113,63 @@ fn read_usage(tx: &Tx<'_>, run: &mut Run, cfg: &BreakerConfig, transcript: Optio
             Some(usd) => run.usd += usd,
             None => run.usd_unknown = true,
         }
-        tx.add_spend(run, now, m.usd, tokens)?;
+        doc.add_spend(now, m.usd);
+        tx.add_day_spend(&day_of(now), m.usd)?;
     }
     run.transcript_offset = i64::try_from(offset + end as u64 + 1).unwrap_or(i64::MAX);
     run.transcript_error = None;
     Ok(())
 }
 
-fn metrics(tx: &Tx<'_>, cfg: &BreakerConfig, run: &Run, now: i64) -> StoreResult<RunMetrics> {
+fn metrics(tx: &Tx<'_>, cfg: &BreakerConfig, run: &Run, doc: &WsDoc, now: i64) -> StoreResult<RunMetrics> {
     let mut windows: Vec<u64> = cfg.rules.iter().filter_map(|r| r.window).collect();
     windows.sort_unstable();
     windows.dedup();
-    let mut velocity = Vec::new();
-    for w in windows {
-        let (usd, n) = tx.velocity(&run.workspace, now, w)?;
-        velocity.push((w, usd, n));
-    }
+    let velocity = windows
+        .into_iter()
+        .map(|w| {
+            let (usd, n) = doc.velocity(now, w);
+            (w, usd, n)
+        })
+        .collect();
     Ok(RunMetrics { run: run.clone(), now, daily_usd: tx.daily_usd(&day_of(now))?, velocity })
 }
 
 /// Trips whatever the metrics call for; new trips revoke grants and credentials and queue
-/// their effects.
+/// their effects. `spend` reuses the spend aggregates of an earlier `metrics` in the same call.
 fn trip(
     tx: &Tx<'_>,
     cfg: &BreakerConfig,
-    state: &mut BreakerState,
+    doc: &mut WsDoc,
     run: &Run,
     now: i64,
     workspace_path: &Path,
 ) -> StoreResult<Vec<Trip>> {
-    let m = metrics(tx, cfg, run, now)?;
-    let hits = breaker::tripped(&cfg.rules, &m);
+    let m = metrics(tx, cfg, run, doc, now)?;
+    trip_on(tx, cfg, doc, &m, now, workspace_path)
+}
+
+fn trip_on(
+    tx: &Tx<'_>,
+    cfg: &BreakerConfig,
+    doc: &mut WsDoc,
+    m: &RunMetrics,
+    now: i64,
+    workspace_path: &Path,
+) -> StoreResult<Vec<Trip>> {
+    let run = &m.run;
+    let state = &mut doc.breaker;
+    let hits = breaker::tripped(&cfg.rules, m);
     let mut new = state.trip(now, &run.session, &cfg.rules, &hits);
     let position = state.position.as_str();
     for t in &mut new {
         let revert = cfg.rules.iter().any(|r| r.trigger == t.trigger && r.action == t.action && r.revert);
         t.id = crate::effects::queue(tx, workspace_path, run, t, revert, cfg.webhook_url.is_some(), position, now)?;
-        tx.revoke(&run.workspace, now, &format!("{} #{}", t.trigger.as_str(), t.id))?;
     }
+    if let Some(t) = new.last() {
+        doc.revoked = Some((now, format!("{} #{}", t.trigger.as_str(), t.id)));
+    }
+    let state = &mut doc.breaker;
     // The ids were assigned after `state.trip` stored the trips: copy them in.
     for t in &new {
         if let Some(s) = state.trips.iter_mut().find(|s| s.id == 0 && s.trigger == t.trigger && s.action == t.action) {
@@ -158,14 +190,21 @@ pub fn before(
     now: i64,
 ) -> StoreResult<Before> {
     let mut run = tx.run(workspace, session, now)?;
-    read_usage(tx, &mut run, cfg, transcript, now)?;
-    let mut state = tx.breaker(workspace)?;
-    let m = metrics(tx, cfg, &run, now)?;
-    let cleared = state.recover(now, &cfg.rules, &m, cfg.hysteresis);
-    let new_trips = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
-    tx.set_breaker(workspace, &state)?;
-    tx.save_run(&run)?;
-    Ok(Before { state, run, new_trips, cleared })
+    let mut doc = tx.ws(workspace)?;
+    read_usage(tx, &mut run, &mut doc, cfg, transcript, now)?;
+    let m = metrics(tx, cfg, &run, &doc, now)?;
+    let cleared = doc.breaker.recover(now, &cfg.rules, &m, cfg.hysteresis);
+    let new_trips = trip_on(tx, cfg, &mut doc, &m, now, workspace_path)?;
+    // Saved by `after`, in the same transaction.
+    Ok(Before {
+        state: doc.breaker.clone(),
+        run,
+        new_trips,
+        cleared,
+        doc,
+        daily_usd: m.daily_usd,
+        velocity: m.velocity,
+    })
 }
 
 /// Whether a decision was made by the breaker itself (those are not counted as blocks: a paused
@@ -198,18 +237,20 @@ pub fn after(
     run.secret_findings += i64::from(has(SECRET_IN_ARGUMENTS));
     run.self_protection += i64::from(has(SELF_PROTECTION));
     run.denylist += i64::from(has(PATH_DENYLISTED));
-    let mut new = trip(tx, cfg, &mut b.state, &b.run, now, workspace_path)?;
+    let m = RunMetrics { run: b.run.clone(), now, daily_usd: b.daily_usd, velocity: b.velocity.clone() };
+    let mut new = trip_on(tx, cfg, &mut b.doc, &m, now, workspace_path)?;
     // Say which path: the trip's reason is what the escalation and the next deny show.
     if let Some(r) = decision.reasons().iter().find(|r| r.code == PATH_DENYLISTED) {
         for t in new.iter_mut().filter(|t| t.trigger == breaker::Trigger::Denylist) {
             t.reason = format!("{}: {}", t.reason, r.message.trim_end_matches('.'));
-            if let Some(s) = b.state.trips.iter_mut().find(|s| s.id == t.id) {
+            if let Some(s) = b.doc.breaker.trips.iter_mut().find(|s| s.id == t.id) {
                 s.reason = t.reason.clone();
             }
             tx.set_effect_trip(t)?;
         }
     }
-    tx.set_breaker(&b.run.workspace, &b.state)?;
+    b.state = b.doc.breaker.clone();
+    tx.set_ws(&b.run.workspace, &b.doc)?;
     tx.save_run(&b.run)?;
     b.new_trips.extend(new.iter().cloned());
     Ok(new)
@@ -227,9 +268,9 @@ pub fn evidence_failed(
     let mut run = tx.run(workspace, session, now)?;
     run.evidence_failures += 1;
     tx.save_run(&run)?;
-    let mut state = tx.breaker(workspace)?;
-    let new = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
-    tx.set_breaker(workspace, &state)?;
+    let mut doc = tx.ws(workspace)?;
+    let new = trip(tx, cfg, &mut doc, &run, now, workspace_path)?;
+    tx.set_ws(workspace, &doc)?;
     Ok(new)
 }
 
@@ -279,8 +320,8 @@ pub fn observe_result(
         run.ping_pong = run.ping_pong.max(n);
     }
     tx.save_run(&run)?;
-    let mut state = tx.breaker(workspace)?;
-    let new = trip(tx, cfg, &mut state, &run, now, workspace_path)?;
-    tx.set_breaker(workspace, &state)?;
+    let mut doc = tx.ws(workspace)?;
+    let new = trip(tx, cfg, &mut doc, &run, now, workspace_path)?;
+    tx.set_ws(workspace, &doc)?;
     Ok(new)
 }

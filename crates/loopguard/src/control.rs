@@ -64,7 +64,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
             tx.breaker(&t.key)?,
             tx.latest_run(&t.key)?,
             tx.daily_usd(&day_of(n))?,
-            tx.active_break_glass(&t.key, n)?,
+            tx.active_break_glass(&t.key, n, &tx.ws(&t.key)?)?,
             tx.revocation(&t.key)?,
         ))
     })?;
@@ -231,8 +231,10 @@ pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
         });
         state.position = state.position.min(state.floor());
         state.require_approval |= action == TripAction::RequireApproval;
-        tx.set_breaker(&t.key, &state)?;
-        tx.revoke(&t.key, n, "manual")?;
+        let mut doc = tx.ws(&t.key)?;
+        doc.breaker = state.clone();
+        doc.revoked = Some((n, "manual".into()));
+        tx.set_ws(&t.key, &doc)?;
         Ok(state)
     })?;
     let mut e = NewEvent::new("", EventKind::BreakerManualTrip);

@@ -1,4 +1,4 @@
-//! The state store: one SQLite database in the state home (`state.db`, WAL mode) holding each
+//! The state store: one SQLite database in the state home (`state.db`) holding each
 //! workspace's breaker, each run's metrics, spend records, edit history for ping-pong detection,
 //! operators, break-glass waivers and the webhook outbox.
 //!
@@ -15,44 +15,22 @@ use std::time::Duration;
 const SCHEMA_VERSION: i64 = 1;
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS breaker (
+CREATE TABLE IF NOT EXISTS ws (
     workspace TEXT PRIMARY KEY,
-    state     TEXT NOT NULL
+    doc       TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS runs (
-    workspace          TEXT NOT NULL,
-    session            TEXT NOT NULL,
-    started_at         INTEGER NOT NULL,
-    base_ref           TEXT,
-    steps              INTEGER NOT NULL DEFAULT 0,
-    consecutive_blocks INTEGER NOT NULL DEFAULT 0,
-    tokens             INTEGER NOT NULL DEFAULT 0,
-    usd                REAL NOT NULL DEFAULT 0,
-    usd_unknown        INTEGER NOT NULL DEFAULT 0,
-    transcript_offset  INTEGER NOT NULL DEFAULT 0,
-    transcript_error   TEXT,
-    last_msg_id        TEXT,
-    secret_findings    INTEGER NOT NULL DEFAULT 0,
-    self_protection    INTEGER NOT NULL DEFAULT 0,
-    denylist           INTEGER NOT NULL DEFAULT 0,
-    ping_pong          INTEGER NOT NULL DEFAULT 0,
-    best_passed        INTEGER,
-    last_passed        INTEGER,
-    last_failed        INTEGER,
-    test_runs          INTEGER NOT NULL DEFAULT 0,
-    evidence_failures  INTEGER NOT NULL DEFAULT 0,
+    workspace  TEXT NOT NULL,
+    session    TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    doc        TEXT NOT NULL,
     PRIMARY KEY (workspace, session)
 );
-CREATE TABLE IF NOT EXISTS spend (
-    at        INTEGER NOT NULL,
-    day       TEXT NOT NULL,
-    workspace TEXT NOT NULL,
-    session   TEXT NOT NULL,
-    usd       REAL,
-    tokens    INTEGER NOT NULL
+CREATE TABLE IF NOT EXISTS days (
+    day     TEXT PRIMARY KEY,
+    usd     REAL NOT NULL,
+    unknown INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS spend_day ON spend (day);
-CREATE INDEX IF NOT EXISTS spend_ws_at ON spend (workspace, at);
 CREATE TABLE IF NOT EXISTS edits (
     workspace TEXT NOT NULL,
     session   TEXT NOT NULL,
@@ -61,11 +39,6 @@ CREATE TABLE IF NOT EXISTS edits (
     last_to   TEXT NOT NULL,
     reversals INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (workspace, session, file, region)
-);
-CREATE TABLE IF NOT EXISTS revocations (
-    workspace   TEXT PRIMARY KEY,
-    at          INTEGER NOT NULL,
-    trip        TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS operators (
     name       TEXT PRIMARY KEY,
@@ -122,10 +95,13 @@ fn sql(e: rusqlite::Error) -> String {
 /// An open state store.
 pub struct Store {
     conn: Connection,
+    path: std::path::PathBuf,
 }
 
-/// A run: one host session in one workspace.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A run: one host session in one workspace. Stored as one JSON document (parsing a document
+/// costs less than SQL over twenty columns, and every hook call reads and writes one).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Run {
     /// Workspace key.
     pub workspace: String,
@@ -171,37 +147,24 @@ pub struct Run {
     pub evidence_failures: i64,
 }
 
-const RUN_COLUMNS: &str = "workspace, session, started_at, base_ref, steps, consecutive_blocks, tokens, usd, \
-    usd_unknown, transcript_offset, transcript_error, last_msg_id, secret_findings, self_protection, denylist, \
-    ping_pong, best_passed, last_passed, last_failed, test_runs, evidence_failures";
-
-impl Run {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Run> {
-        Ok(Run {
-            workspace: r.get(0)?,
-            session: r.get(1)?,
-            started_at: r.get(2)?,
-            base_ref: r.get(3)?,
-            steps: r.get(4)?,
-            consecutive_blocks: r.get(5)?,
-            tokens: r.get(6)?,
-            usd: r.get(7)?,
-            usd_unknown: r.get(8)?,
-            transcript_offset: r.get(9)?,
-            transcript_error: r.get(10)?,
-            last_msg_id: r.get(11)?,
-            secret_findings: r.get(12)?,
-            self_protection: r.get(13)?,
-            denylist: r.get(14)?,
-            ping_pong: r.get(15)?,
-            best_passed: r.get(16)?,
-            last_passed: r.get(17)?,
-            last_failed: r.get(18)?,
-            test_runs: r.get(19)?,
-            evidence_failures: r.get(20)?,
-        })
-    }
+/// The per-workspace document: the breaker, recent spend (for velocity), revocation, and when
+/// the last break-glass ends (so the waiver table is only read while one may be in force).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct WsDoc {
+    /// The breaker.
+    pub breaker: BreakerState,
+    /// Recent spend `(unix seconds, USD or None when unpriced)`, oldest first, pruned to the
+    /// longest window any rule may use (24 h).
+    pub spend: Vec<(i64, Option<f64>)>,
+    /// Grants and credentials revoked as of this time, by this trip.
+    pub revoked: Option<(i64, String)>,
+    /// The latest end of a break-glass waiver.
+    pub break_glass_until: i64,
 }
+
+/// Longest spend history kept per workspace.
+const SPEND_HISTORY: i64 = 24 * 3600;
 
 /// The metrics the breaker reads: a run, plus spend aggregates computed for the rule windows.
 #[derive(Debug, Clone)]
@@ -248,6 +211,31 @@ impl Metrics for RunMetrics {
     }
 }
 
+impl WsDoc {
+    /// Records spend in the recent history (pruned to 24 h).
+    pub fn add_spend(&mut self, at: i64, usd: Option<f64>) {
+        self.spend.push((at, usd));
+        let cut = at.saturating_sub(SPEND_HISTORY);
+        let keep_from = self.spend.iter().position(|(t, _)| *t > cut).unwrap_or(self.spend.len());
+        self.spend.drain(..keep_from);
+    }
+
+    /// USD and record count in the last `window` seconds (`None` USD: some spend unpriced).
+    pub fn velocity(&self, now: i64, window: u64) -> (Option<f64>, u64) {
+        let since = now.saturating_sub(i64::try_from(window).unwrap_or(i64::MAX));
+        let recent = self.spend.iter().filter(|(t, _)| *t > since);
+        let (mut usd, mut n, mut unknown) = (0.0, 0u64, false);
+        for (_, u) in recent {
+            n += 1;
+            match u {
+                Some(u) => usd += u,
+                None => unknown = true,
+            }
+        }
+        ((!unknown).then_some(usd), n)
+    }
+}
+
 /// UTC day of a Unix time, `YYYY-MM-DD`.
 pub fn day_of(t: i64) -> String {
     jiff::Timestamp::from_second(t)
@@ -259,25 +247,37 @@ impl Store {
     /// Opens (creating) `<state home>/state.db`. Waits up to `busy` for other writers.
     pub fn open(state_home: &Path, busy: Duration) -> StoreResult<Store> {
         loopguard_audit::create_private_dir(state_home).map_err(|e| format!("state home: {e}"))?;
-        let conn = Connection::open(state_home.join("state.db")).map_err(sql)?;
+        let path = state_home.join("state.db");
+        let conn = Connection::open(&path).map_err(sql)?;
         conn.busy_timeout(busy).map_err(sql)?;
+        // Every hook is a short-lived process and usually the database's only connection.
+        // Measured per call on this project's machines (examples/prof_breaker.rs, open + the
+        // breaker transaction + close): WAL mode ~0.95 ms (the last connection to close
+        // checkpoints and deletes the WAL, the next one recreates it), a rollback journal with
+        // synchronous=NORMAL ~0.65 ms (two fsyncs per commit), PERSIST with synchronous=OFF
+        // ~0.29 ms. So: no fsync per commit. A crash of loopguard or of the agent cannot corrupt
+        // the database (the journal is still written and used); an OS crash or power loss can lose
+        // the last counter updates, so commits that record a trip are flushed with `sync`. A
+        // database that does not open or read is an error, which the hook turns into a deny.
+        conn.execute_batch("PRAGMA journal_mode=PERSIST; PRAGMA synchronous=OFF;").map_err(sql)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
-        if version != SCHEMA_VERSION {
-            if version > SCHEMA_VERSION {
-                return Err(format!(
-                    "state store: schema version {version} is newer than this loopguard understands ({SCHEMA_VERSION})"
-                ));
-            }
-            // WAL: readers do not block the writer; NORMAL sync is durable at checkpoints and
-            // never corrupts (a crash may lose the last transactions, not the database).
-            conn.execute_batch("PRAGMA journal_mode=WAL;").map_err(sql)?;
+        if version > SCHEMA_VERSION {
+            return Err(format!(
+                "state store: schema version {version} is newer than this loopguard understands ({SCHEMA_VERSION})"
+            ));
+        }
+        if version < SCHEMA_VERSION {
             let tx = conn.unchecked_transaction().map_err(sql)?;
             tx.execute_batch(SCHEMA).map_err(sql)?;
             tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};")).map_err(sql)?;
             tx.commit().map_err(sql)?;
         }
-        conn.execute_batch("PRAGMA synchronous=NORMAL;").map_err(sql)?;
-        Ok(Store { conn })
+        Ok(Store { conn, path })
+    }
+
+    /// Flushes the database file to disk (after a commit that must survive a power loss).
+    pub fn sync(&self) -> StoreResult<()> {
+        std::fs::File::open(&self.path).and_then(|f| f.sync_all()).map_err(|e| format!("state store: sync: {e}"))
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction (committed when `f` returns `Ok`).
@@ -300,171 +300,172 @@ pub struct Tx<'a> {
     tx: &'a rusqlite::Transaction<'a>,
 }
 
+fn json_err(e: serde_json::Error) -> String {
+    format!("state store: a stored document is unreadable: {e}")
+}
+
 impl Tx<'_> {
-    /// The breaker of a workspace (the default, untripped, when none is stored). A stored state
+    /// The workspace document (the default, untripped, when none is stored). A stored document
     /// that does not parse is an error: the caller denies.
-    pub fn breaker(&self, workspace: &str) -> StoreResult<BreakerState> {
+    pub fn ws(&self, workspace: &str) -> StoreResult<WsDoc> {
         let text: Option<String> = self
             .tx
-            .query_row("SELECT state FROM breaker WHERE workspace = ?1", [workspace], |r| r.get(0))
-            .optional()
+            .prepare_cached("SELECT doc FROM ws WHERE workspace = ?1")
+            .and_then(|mut st| st.query_row([workspace], |r| r.get(0)).optional())
             .map_err(sql)?;
-        match text {
-            None => Ok(BreakerState::default()),
-            Some(t) => serde_json::from_str(&t).map_err(|e| format!("state store: breaker state is unreadable: {e}")),
-        }
+        text.map_or(Ok(WsDoc::default()), |t| serde_json::from_str(&t).map_err(json_err))
     }
 
-    /// Stores the breaker of a workspace.
-    pub fn set_breaker(&self, workspace: &str, state: &BreakerState) -> StoreResult<()> {
-        let text = serde_json::to_string(state).map_err(|e| format!("state store: {e}"))?;
+    /// Stores the workspace document.
+    pub fn set_ws(&self, workspace: &str, doc: &WsDoc) -> StoreResult<()> {
+        let text = serde_json::to_string(doc).map_err(json_err)?;
         self.tx
-            .execute(
-                "INSERT INTO breaker (workspace, state) VALUES (?1, ?2)
-                 ON CONFLICT (workspace) DO UPDATE SET state = excluded.state",
-                params![workspace, text],
+            .prepare_cached(
+                "INSERT INTO ws (workspace, doc) VALUES (?1, ?2) ON CONFLICT (workspace) DO UPDATE SET doc = excluded.doc",
             )
+            .and_then(|mut st| st.execute(params![workspace, text]))
             .map_err(sql)?;
         Ok(())
     }
 
+    /// The breaker of a workspace.
+    pub fn breaker(&self, workspace: &str) -> StoreResult<BreakerState> {
+        Ok(self.ws(workspace)?.breaker)
+    }
+
+    /// Stores the breaker of a workspace (keeping the rest of its document).
+    pub fn set_breaker(&self, workspace: &str, state: &BreakerState) -> StoreResult<()> {
+        let mut doc = self.ws(workspace)?;
+        doc.breaker = state.clone();
+        self.set_ws(workspace, &doc)
+    }
+
     /// Every workspace with a stored breaker.
     pub fn breakers(&self) -> StoreResult<Vec<(String, BreakerState)>> {
-        let mut stmt = self.tx.prepare("SELECT workspace, state FROM breaker ORDER BY workspace").map_err(sql)?;
+        let mut stmt = self.tx.prepare("SELECT workspace, doc FROM ws ORDER BY workspace").map_err(sql)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .map_err(sql)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(sql)?;
         rows.into_iter()
-            .map(|(w, t)| {
-                serde_json::from_str(&t).map(|s| (w, s)).map_err(|e| format!("state store: breaker state: {e}"))
-            })
+            .map(|(w, t)| serde_json::from_str::<WsDoc>(&t).map(|d| (w, d.breaker)).map_err(json_err))
             .collect()
     }
 
     /// The run, created (started now) if new.
     pub fn run(&self, workspace: &str, session: &str, now: i64) -> StoreResult<Run> {
-        self.tx
-            .execute(
-                "INSERT INTO runs (workspace, session, started_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-                params![workspace, session, now],
-            )
+        let found: Option<String> = self
+            .tx
+            .prepare_cached("SELECT doc FROM runs WHERE workspace = ?1 AND session = ?2")
+            .and_then(|mut st| st.query_row(params![workspace, session], |r| r.get(0)).optional())
             .map_err(sql)?;
-        self.tx
-            .query_row(
-                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE workspace = ?1 AND session = ?2"),
-                params![workspace, session],
-                Run::from_row,
-            )
-            .map_err(sql)
+        match found {
+            Some(t) => serde_json::from_str(&t).map_err(json_err),
+            None => {
+                let run = Run {
+                    workspace: workspace.to_string(),
+                    session: session.to_string(),
+                    started_at: now,
+                    ..Run::default()
+                };
+                self.save_run(&run)?;
+                Ok(run)
+            }
+        }
     }
 
     /// The most recent run of a workspace, if any.
     pub fn latest_run(&self, workspace: &str) -> StoreResult<Option<Run>> {
-        self.tx
+        let t: Option<String> = self
+            .tx
             .query_row(
-                &format!(
-                    "SELECT {RUN_COLUMNS} FROM runs WHERE workspace = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1"
-                ),
+                "SELECT doc FROM runs WHERE workspace = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1",
                 [workspace],
-                Run::from_row,
+                |r| r.get(0),
             )
             .optional()
-            .map_err(sql)
+            .map_err(sql)?;
+        t.map(|t| serde_json::from_str(&t).map_err(json_err)).transpose()
     }
 
     /// After a human reset: every run of the workspace starts over (counters zeroed, clock and
     /// base restarted). The transcript position is kept, so no usage is counted twice; spend
-    /// records stay, so daily budgets still hold.
+    /// stays, so daily budgets still hold.
     pub fn restart_runs(&self, workspace: &str, now: i64, base: Option<&str>) -> StoreResult<usize> {
-        self.tx
-            .execute(
-                "UPDATE runs SET started_at = ?2, base_ref = COALESCE(?3, base_ref), steps = 0, consecutive_blocks = 0,
-                 tokens = 0, usd = 0, usd_unknown = 0, secret_findings = 0, self_protection = 0, denylist = 0,
-                 ping_pong = 0, best_passed = NULL, last_passed = NULL, last_failed = NULL, test_runs = 0,
-                 evidence_failures = 0 WHERE workspace = ?1",
-                params![workspace, now, base],
-            )
-            .map_err(sql)?;
+        let docs: Vec<String> = {
+            let mut stmt = self.tx.prepare("SELECT doc FROM runs WHERE workspace = ?1").map_err(sql)?;
+            stmt.query_map([workspace], |r| r.get(0)).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?
+        };
+        for t in &docs {
+            let old: Run = serde_json::from_str(t).map_err(json_err)?;
+            let run = Run {
+                workspace: old.workspace,
+                session: old.session,
+                started_at: now,
+                base_ref: base.map(str::to_string).or(old.base_ref),
+                transcript_offset: old.transcript_offset,
+                transcript_error: old.transcript_error,
+                last_msg_id: old.last_msg_id,
+                ..Run::default()
+            };
+            self.save_run(&run)?;
+        }
         self.tx.execute("DELETE FROM edits WHERE workspace = ?1", [workspace]).map_err(sql)?;
-        Ok(self.tx.changes() as usize)
+        Ok(docs.len())
     }
 
-    /// Stores a run's counters.
+    /// Stores a run.
     pub fn save_run(&self, r: &Run) -> StoreResult<()> {
+        let text = serde_json::to_string(r).map_err(json_err)?;
         self.tx
-            .execute(
-                "UPDATE runs SET base_ref = ?3, steps = ?4, consecutive_blocks = ?5, tokens = ?6, usd = ?7,
-                 usd_unknown = ?8, transcript_offset = ?9, transcript_error = ?10, last_msg_id = ?11,
-                 secret_findings = ?12, self_protection = ?13, denylist = ?14, ping_pong = ?15,
-                 best_passed = ?16, last_passed = ?17, last_failed = ?18, test_runs = ?19,
-                 evidence_failures = ?20
-                 WHERE workspace = ?1 AND session = ?2",
-                params![
-                    r.workspace,
-                    r.session,
-                    r.base_ref,
-                    r.steps,
-                    r.consecutive_blocks,
-                    r.tokens,
-                    r.usd,
-                    r.usd_unknown,
-                    r.transcript_offset,
-                    r.transcript_error,
-                    r.last_msg_id,
-                    r.secret_findings,
-                    r.self_protection,
-                    r.denylist,
-                    r.ping_pong,
-                    r.best_passed,
-                    r.last_passed,
-                    r.last_failed,
-                    r.test_runs,
-                    r.evidence_failures
-                ],
+            .prepare_cached(
+                "INSERT INTO runs (workspace, session, started_at, doc) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (workspace, session) DO UPDATE SET started_at = excluded.started_at, doc = excluded.doc",
             )
+            .and_then(|mut st| st.execute(params![r.workspace, r.session, r.started_at, text]))
             .map_err(sql)?;
         Ok(())
     }
 
-    /// Records spend.
-    pub fn add_spend(&self, r: &Run, at: i64, usd: Option<f64>, tokens: i64) -> StoreResult<()> {
+    /// Adds spend to the day's total.
+    pub fn add_day_spend(&self, day: &str, usd: Option<f64>) -> StoreResult<()> {
         self.tx
-            .execute(
-                "INSERT INTO spend (at, day, workspace, session, usd, tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![at, day_of(at), r.workspace, r.session, usd, tokens],
+            .prepare_cached(
+                "INSERT INTO days (day, usd, unknown) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (day) DO UPDATE SET usd = usd + excluded.usd, unknown = unknown + excluded.unknown",
             )
+            .and_then(|mut st| st.execute(params![day, usd.unwrap_or(0.0), i64::from(usd.is_none())]))
             .map_err(sql)?;
         Ok(())
     }
 
-    /// USD spent on a day, all workspaces; `None` if some record had no price.
+    /// USD spent on a day, all workspaces; `None` if some spend had no price.
     pub fn daily_usd(&self, day: &str) -> StoreResult<Option<f64>> {
-        let (sum, unknown): (f64, i64) = self
+        let row: Option<(f64, i64)> = self
             .tx
-            .query_row(
-                "SELECT COALESCE(SUM(usd), 0), COALESCE(SUM(usd IS NULL), 0) FROM spend WHERE day = ?1",
-                [day],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached("SELECT usd, unknown FROM days WHERE day = ?1")
+            .and_then(|mut st| st.query_row([day], |r| Ok((r.get(0)?, r.get(1)?))).optional())
             .map_err(sql)?;
-        Ok((unknown == 0).then_some(sum))
+        Ok(match row {
+            None => Some(0.0),
+            Some((usd, 0)) => Some(usd),
+            Some(_) => None,
+        })
     }
 
-    /// USD and record count in a workspace in the last `window` seconds.
-    pub fn velocity(&self, workspace: &str, now: i64, window: u64) -> StoreResult<(Option<f64>, u64)> {
-        let since = now.saturating_sub(i64::try_from(window).unwrap_or(i64::MAX));
-        let (sum, unknown, count): (f64, i64, i64) = self
-            .tx
-            .query_row(
-                "SELECT COALESCE(SUM(usd), 0), COALESCE(SUM(usd IS NULL), 0), COUNT(*) FROM spend
-                 WHERE workspace = ?1 AND at > ?2",
-                params![workspace, since],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(sql)?;
-        Ok(((unknown == 0).then_some(sum), count.max(0) as u64))
+    /// Marks temporary grants and credentials of a workspace revoked as of `at` (by `trip`).
+    /// Grants issued before that time no longer authorise anything; `loopguard exec` scrubs
+    /// revoked credentials from spawned commands.
+    pub fn revoke(&self, workspace: &str, at: i64, trip: &str) -> StoreResult<()> {
+        let mut doc = self.ws(workspace)?;
+        doc.revoked = Some((at, trip.to_string()));
+        self.set_ws(workspace, &doc)
+    }
+
+    /// When grants and credentials of a workspace were last revoked, and by which trip.
+    pub fn revocation(&self, workspace: &str) -> StoreResult<Option<(i64, String)>> {
+        Ok(self.ws(workspace)?.revoked)
     }
 
     /// Records one region change; returns the region's reversal count after it. A change whose
@@ -493,30 +494,6 @@ impl Tx<'_> {
             )
             .map_err(sql)?;
         Ok(reversals)
-    }
-
-    /// Marks temporary grants and credentials of a workspace revoked as of `at` (by `trip`).
-    /// Grants issued before that time no longer authorise anything; `loopguard exec` scrubs
-    /// revoked credentials from spawned commands.
-    pub fn revoke(&self, workspace: &str, at: i64, trip: &str) -> StoreResult<()> {
-        self.tx
-            .execute(
-                "INSERT INTO revocations (workspace, at, trip) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (workspace) DO UPDATE SET at = excluded.at, trip = excluded.trip",
-                params![workspace, at, trip],
-            )
-            .map_err(sql)?;
-        Ok(())
-    }
-
-    /// When grants and credentials of a workspace were last revoked, and by which trip.
-    pub fn revocation(&self, workspace: &str) -> StoreResult<Option<(i64, String)>> {
-        self.tx
-            .query_row("SELECT at, trip FROM revocations WHERE workspace = ?1", [workspace], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
-            .map_err(sql)
     }
 
     /// Queues a webhook event.
@@ -612,6 +589,9 @@ impl Tx<'_> {
 
     /// Records a break-glass waiver; returns its id.
     pub fn add_break_glass(&self, workspace: &str, bg: &BreakGlass) -> StoreResult<i64> {
+        let mut doc = self.ws(workspace)?;
+        doc.break_glass_until = doc.break_glass_until.max(bg.until);
+        self.set_ws(workspace, &doc)?;
         self.tx
             .execute(
                 "INSERT INTO break_glass (workspace, operators, scope, reason, from_at, until_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -621,8 +601,12 @@ impl Tx<'_> {
         Ok(self.tx.last_insert_rowid())
     }
 
-    /// Break-glass waivers of a workspace in force at `now`.
-    pub fn active_break_glass(&self, workspace: &str, now: i64) -> StoreResult<Vec<BreakGlass>> {
+    /// Break-glass waivers of a workspace in force at `now` (the table is read only while the
+    /// workspace document says one may be).
+    pub fn active_break_glass(&self, workspace: &str, now: i64, doc: &WsDoc) -> StoreResult<Vec<BreakGlass>> {
+        if doc.break_glass_until <= now {
+            return Ok(Vec::new());
+        }
         let mut stmt = self
             .tx
             .prepare(
@@ -782,21 +766,26 @@ mod tests {
     #[test]
     fn spend_aggregates_by_day_and_window_and_unpriced_spend_is_unknown() {
         let (_d, mut s) = store();
-        let day = 1_764_547_200; // 2025-12-01T00:00:00Z
         s.write(|tx| {
-            let r = tx.run("a", "s", day)?;
-            tx.add_spend(&r, day + 10, Some(1.0), 100)?;
-            tx.add_spend(&r, day + 500, Some(0.5), 100)?;
-            let r2 = tx.run("b", "s", day)?;
-            tx.add_spend(&r2, day + 20, Some(2.0), 100)?;
-            tx.add_spend(&r2, day - 20, Some(9.0), 100)
+            tx.add_day_spend("2026-12-01", Some(1.0))?;
+            tx.add_day_spend("2026-12-01", Some(2.5))?;
+            tx.add_day_spend("2026-11-30", Some(9.0))
         })
         .unwrap();
-        let (daily, v) = s.read(|tx| Ok((tx.daily_usd(&day_of(day))?, tx.velocity("a", day + 600, 300)?))).unwrap();
-        assert_eq!(daily, Some(3.5));
-        assert_eq!(v, (Some(0.5), 1));
-        s.write(|tx| tx.add_spend(&tx.run("a", "s", day)?, day + 30, None, 10)).unwrap();
-        assert_eq!(s.read(|tx| tx.daily_usd(&day_of(day))).unwrap(), None);
+        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-01")).unwrap(), Some(3.5));
+        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-02")).unwrap(), Some(0.0));
+        s.write(|tx| tx.add_day_spend("2026-12-01", None)).unwrap();
+        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-01")).unwrap(), None);
+        let mut doc = WsDoc::default();
+        doc.add_spend(100, Some(1.0));
+        doc.add_spend(500, Some(0.5));
+        assert_eq!(doc.velocity(600, 300), (Some(0.5), 1));
+        assert_eq!(doc.velocity(600, 600), (Some(1.5), 2));
+        doc.add_spend(550, None);
+        assert_eq!(doc.velocity(600, 300), (None, 2));
+        // History older than a day is dropped.
+        doc.add_spend(100 + 24 * 3600 + 1, Some(1.0));
+        assert_eq!(doc.spend.len(), 3);
     }
 
     #[test]
@@ -818,7 +807,7 @@ mod tests {
     #[test]
     fn a_corrupt_breaker_state_is_an_error_not_a_reset() {
         let (d, mut s) = store();
-        s.conn.execute("INSERT INTO breaker (workspace, state) VALUES ('w', 'garbage')", []).unwrap();
+        s.conn.execute("INSERT INTO ws (workspace, doc) VALUES ('w', 'garbage')", []).unwrap();
         assert!(s.read(|tx| tx.breaker("w")).is_err());
         drop(d);
     }

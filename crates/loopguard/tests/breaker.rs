@@ -323,11 +323,11 @@ fn a_human_can_trip_by_hand_and_status_shows_budgets() {
     assert!(human.contains("READ-ONLY") && human.contains("steps"), "{human}");
 }
 
+/// One received request: headers (lowercase names) and body.
+type Received = (Vec<(String, String)>, String);
+
 /// A loopback HTTP server answering every request with `status`; returns what it received.
-fn webhook_server(
-    status: u16,
-    count: usize,
-) -> (String, std::thread::JoinHandle<Vec<(Vec<(String, String)>, String)>>) {
+fn webhook_server(status: u16, count: usize) -> (String, std::thread::JoinHandle<Vec<Received>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {

@@ -317,7 +317,8 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                             transcript.as_deref(),
                             now,
                         )?;
-                        let waivers = tx.active_break_glass(&ws_key, now)?.into_iter().map(|g| waiver(&g)).collect();
+                        let waivers =
+                            tx.active_break_glass(&ws_key, now, &b.doc)?.into_iter().map(|g| waiver(&g)).collect();
                         let ctx = Context::new(&p.workspace)
                             .with_home(env.home.as_deref())
                             .with_mode(mode)
