@@ -307,28 +307,36 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             let cfg = policy.breaker();
             Store::open(&p.state, STORE_BUSY)
                 .and_then(|mut store| {
-                    store.write(|tx| {
-                        let mut b = crate::breaker::before(
-                            tx,
-                            cfg,
-                            &ws_key,
-                            &p.workspace,
-                            ev.session,
-                            transcript.as_deref(),
-                            now,
-                        )?;
-                        let waivers =
-                            tx.active_break_glass(&ws_key, now, &b.doc)?.into_iter().map(|g| waiver(&g)).collect();
-                        let ctx = Context::new(&p.workspace)
-                            .with_home(env.home.as_deref())
-                            .with_mode(mode)
-                            .with_protected(Some(&p.state), env.user_policy().as_deref())
-                            .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
-                            .with_waivers(waivers);
-                        let decision = Gate::new(policy).evaluate(&call, &ctx);
-                        crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
-                        Ok((decision, b))
-                    })
+                    store
+                        .write(|tx| {
+                            let mut b = crate::breaker::before(
+                                tx,
+                                cfg,
+                                &ws_key,
+                                &p.workspace,
+                                ev.session,
+                                transcript.as_deref(),
+                                now,
+                            )?;
+                            let waivers =
+                                tx.active_break_glass(&ws_key, now, &b.doc)?.into_iter().map(|g| waiver(&g)).collect();
+                            let ctx = Context::new(&p.workspace)
+                                .with_home(env.home.as_deref())
+                                .with_mode(mode)
+                                .with_protected(Some(&p.state), env.user_policy().as_deref())
+                                .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
+                                .with_waivers(waivers);
+                            let decision = Gate::new(policy).evaluate(&call, &ctx);
+                            crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
+                            Ok((decision, b))
+                        })
+                        .and_then(|(d, b)| {
+                            // A trip must survive a power loss (counter updates need not).
+                            if !b.new_trips.is_empty() {
+                                store.sync()?;
+                            }
+                            Ok((d, b))
+                        })
                 })
                 .map_err(|e| {
                     Decision::fail_closed(
@@ -417,19 +425,26 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
                 let ws_key = workspace_key(&p.workspace);
                 let now = crate::effects::now();
                 Store::open(&p.state, STORE_BUSY).and_then(|mut store| {
-                    store.write(|tx| {
-                        crate::breaker::observe_result(
-                            tx,
-                            policy.breaker(),
-                            &ws_key,
-                            &p.workspace,
-                            ev.session,
-                            tool,
-                            input,
-                            resp,
-                            now,
-                        )
-                    })
+                    store
+                        .write(|tx| {
+                            crate::breaker::observe_result(
+                                tx,
+                                policy.breaker(),
+                                &ws_key,
+                                &p.workspace,
+                                ev.session,
+                                tool,
+                                input,
+                                resp,
+                                now,
+                            )
+                        })
+                        .and_then(|t| {
+                            if !t.is_empty() {
+                                store.sync()?;
+                            }
+                            Ok(t)
+                        })
                 })
             });
         match observed {
