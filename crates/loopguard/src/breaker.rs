@@ -10,7 +10,8 @@
 //! New trips revoke grants and credentials, queue their effects (escalation, revert, webhook)
 //! in the same transaction, and are carried out by [`crate::effects`] outside the hook's deadline.
 
-use crate::store::{Run, RunMetrics, StoreResult, Tx, WsDoc, day_of};
+use crate::hot::HotTx as Tx;
+use crate::store::{Run, RunMetrics, StoreResult, WsDoc, day_of};
 use loopguard_core::breaker::{self, BreakerState, Trip, pingpong, testcount};
 use loopguard_core::policy::BreakerConfig;
 use loopguard_core::reasons::*;
@@ -54,7 +55,7 @@ impl Before {
 
 /// Reads usage the run has not counted yet from the transcript.
 fn read_usage(
-    tx: &Tx<'_>,
+    tx: &Tx,
     run: &mut Run,
     doc: &mut WsDoc,
     cfg: &BreakerConfig,
@@ -121,7 +122,7 @@ fn read_usage(
     Ok(())
 }
 
-fn metrics(tx: &Tx<'_>, cfg: &BreakerConfig, run: &Run, doc: &WsDoc, now: i64) -> StoreResult<RunMetrics> {
+fn metrics(tx: &Tx, cfg: &BreakerConfig, run: &Run, doc: &WsDoc, now: i64) -> StoreResult<RunMetrics> {
     let mut windows: Vec<u64> = cfg.rules.iter().filter_map(|r| r.window).collect();
     windows.sort_unstable();
     windows.dedup();
@@ -138,7 +139,7 @@ fn metrics(tx: &Tx<'_>, cfg: &BreakerConfig, run: &Run, doc: &WsDoc, now: i64) -
 /// Trips whatever the metrics call for; new trips revoke grants and credentials and queue
 /// their effects. `spend` reuses the spend aggregates of an earlier `metrics` in the same call.
 fn trip(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     doc: &mut WsDoc,
     run: &Run,
@@ -150,7 +151,7 @@ fn trip(
 }
 
 fn trip_on(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     doc: &mut WsDoc,
     m: &RunMetrics,
@@ -181,7 +182,7 @@ fn trip_on(
 
 /// Before the gate decides a PreToolUse.
 pub fn before(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     workspace: &str,
     workspace_path: &Path,
@@ -216,7 +217,7 @@ fn by_breaker(d: &Decision) -> bool {
 /// After the gate decided: counts the decision and trips what it calls for (effective from the
 /// next call). Returns the new trips.
 pub fn after(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     b: &mut Before,
     decision: &Decision,
@@ -246,7 +247,7 @@ pub fn after(
             if let Some(s) = b.doc.breaker.trips.iter_mut().find(|s| s.id == t.id) {
                 s.reason = t.reason.clone();
             }
-            tx.set_effect_trip(t)?;
+            tx.set_pending_trip(t)?;
         }
     }
     b.state = b.doc.breaker.clone();
@@ -258,7 +259,7 @@ pub fn after(
 
 /// A failed evidence write (audit or escalation) in a run: counted, and tripped on.
 pub fn evidence_failed(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     workspace: &str,
     workspace_path: &Path,
@@ -291,7 +292,7 @@ fn result_text(tool: &str, response: &serde_json::Value) -> Option<String> {
 /// A PostToolUse: test counts from results, ping-pong from edits. Returns new trips.
 #[allow(clippy::too_many_arguments)]
 pub fn observe_result(
-    tx: &Tx<'_>,
+    tx: &Tx,
     cfg: &BreakerConfig,
     workspace: &str,
     workspace_path: &Path,

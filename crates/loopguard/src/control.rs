@@ -3,6 +3,7 @@
 //! break-glass need an operator's passphrase; the gate also denies these subcommands to agents.
 
 use crate::effects::{self, now};
+use crate::hot;
 use crate::operator::{self, Secrets};
 use crate::state::{Env, audit_log, workspace_key};
 use crate::store::{BreakGlass, RunMetrics, Store, day_of};
@@ -57,17 +58,12 @@ fn actor() -> String {
 pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), String> {
     let policy = policy(env, t)?;
     let cfg = policy.breaker();
-    let mut store = t.store()?;
     let n = now();
-    let (state, run, daily, bg, revoked) = store.read(|tx| {
-        Ok((
-            tx.breaker(&t.key)?,
-            tx.latest_run(&t.key)?,
-            tx.daily_usd(&day_of(n))?,
-            tx.active_break_glass(&t.key, n, &tx.ws(&t.key)?)?,
-            tx.revocation(&t.key)?,
-        ))
-    })?;
+    let (doc, daily) = hot::write(&t.state, &t.key, |tx| Ok((tx.doc().clone(), tx.daily_usd(&day_of(n))?)))?;
+    let state = doc.ws.breaker.clone();
+    let run = doc.runs.values().max_by_key(|r| r.started_at).cloned();
+    let bg: Vec<_> = doc.ws.waivers.iter().filter(|w| w.until > n).cloned().collect();
+    let revoked = doc.ws.revoked.clone();
     let tripped = state.is_tripped();
     let metrics = run.clone().map(|run| RunMetrics { run, now: n, daily_usd: daily, velocity: Vec::new() });
     let budgets: Vec<Value> = cfg
@@ -108,7 +104,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
         })),
         "daily_usd": daily,
         "budgets": budgets,
-        "break_glass": bg.iter().map(|g| json!({"id": g.id, "operators": g.operators, "scope": g.scope, "until": time(g.until), "reason": g.reason})).collect::<Vec<_>>(),
+        "break_glass": bg.iter().map(|g| json!({"id": g.id, "scope": g.scope, "until": time(g.until)})).collect::<Vec<_>>(),
         "revoked": revoked.map(|(at, trip)| json!({"at": time(at), "by": trip})),
     });
     if as_json {
@@ -149,13 +145,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
         out.push_str("no run recorded in this workspace yet\n");
     }
     for g in &bg {
-        out.push_str(&format!(
-            "break-glass #{} by {} until {}: {}\n",
-            g.id,
-            g.operators.join(" + "),
-            time(g.until),
-            g.scope.join(", ")
-        ));
+        out.push_str(&format!("break-glass #{} until {}: {}\n", g.id, time(g.until), g.scope.join(", ")));
     }
     Ok((out, tripped))
 }
@@ -185,12 +175,27 @@ pub fn reset(
     operator::authenticate(&mut store, &[operator.to_string()], secrets, "breaker reset")?;
     let base = effects::head_of(&t.workspace);
     let n = now();
-    let (cleared, state) = store.write(|tx| {
-        let mut state = tx.breaker(&t.key)?;
-        let cleared = state.reset(trigger);
-        tx.set_breaker(&t.key, &state)?;
-        tx.restart_runs(&t.key, n, base.as_deref())?;
-        Ok((cleared, state))
+    drop(store);
+    let (cleared, state) = hot::write(&t.state, &t.key, |tx| {
+        let mut doc = tx.doc();
+        let cleared = doc.ws.breaker.reset(trigger);
+        // The runs start over: counters zeroed, clock and base restarted. The transcript
+        // position is kept (no usage counted twice); day totals stay (daily budgets hold).
+        for run in doc.runs.values_mut() {
+            *run = crate::store::Run {
+                workspace: run.workspace.clone(),
+                session: run.session.clone(),
+                started_at: n,
+                base_ref: base.clone().or(run.base_ref.clone()),
+                transcript_offset: run.transcript_offset,
+                transcript_error: run.transcript_error.clone(),
+                last_msg_id: run.last_msg_id.clone(),
+                ..Default::default()
+            };
+        }
+        doc.regions.clear();
+        tx.mark_tripped();
+        Ok((cleared, doc.ws.breaker.clone()))
     })?;
     let mut e = NewEvent::new("", EventKind::BreakerReset);
     e.reasons = cleared.iter().map(|c| c.trigger.as_str().to_string()).collect();
@@ -212,10 +217,9 @@ pub fn reset(
 pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
     let action = TripAction::parse(to)
         .ok_or_else(|| format!("--to must be require_approval, pr_only, read_only or stop, found `{to}`"))?;
-    let mut store = t.store()?;
     let n = now();
-    let state = store.write(|tx| {
-        let mut state: BreakerState = tx.breaker(&t.key)?;
+    let state = hot::write(&t.state, &t.key, |tx| {
+        let mut state: BreakerState = tx.doc().ws.breaker.clone();
         state.trips.retain(|x| !(x.trigger == Trigger::Manual && x.action == action));
         state.trips.push(loopguard_core::breaker::Trip {
             id: 0,
@@ -231,10 +235,10 @@ pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
         });
         state.position = state.position.min(state.floor());
         state.require_approval |= action == TripAction::RequireApproval;
-        let mut doc = tx.ws(&t.key)?;
-        doc.breaker = state.clone();
-        doc.revoked = Some((n, "manual".into()));
-        tx.set_ws(&t.key, &doc)?;
+        let mut doc = tx.doc();
+        doc.ws.breaker = state.clone();
+        doc.ws.revoked = Some((n, "manual".into()));
+        tx.mark_tripped();
         Ok(state)
     })?;
     let mut e = NewEvent::new("", EventKind::BreakerManualTrip);
@@ -331,6 +335,13 @@ pub fn break_glass(
         until: n + i64::try_from(secs).unwrap_or(0),
     };
     let id = store.write(|tx| tx.add_break_glass(&t.key, &bg))?;
+    hot::write(&t.state, &t.key, |tx| {
+        let mut doc = tx.doc();
+        doc.ws.waivers.retain(|w| w.until > n);
+        doc.ws.waivers.push(crate::store::ActiveWaiver { id, scope: bg.scope.clone(), until: bg.until });
+        tx.mark_tripped();
+        Ok(())
+    })?;
     let details = json!({
         "id": id, "operators": operators, "scope": scope, "reason": reason, "from": time(bg.from),
         "until": time(bg.until), "dual_control": dual, "actor": actor(),

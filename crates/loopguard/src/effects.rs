@@ -40,43 +40,78 @@ fn rfc3339(t: i64) -> String {
     jiff::Timestamp::from_second(t).map_or_else(|_| t.to_string(), |ts| ts.to_string())
 }
 
-/// Queues a trip's effects and webhook events (in the trip's transaction). Returns the trip id.
+/// Records a trip's effects in the trip's own transaction (the hot state); the flush queues
+/// and carries them out. Returns the trip id.
 #[allow(clippy::too_many_arguments)] // the trip's context, all needed for its record
 pub fn queue(
-    tx: &Tx<'_>,
+    tx: &crate::hot::HotTx,
     workspace_path: &Path,
     run: &Run,
     trip: &Trip,
     revert: bool,
     webhook: bool,
     position: &str,
-    now: i64,
+    _now: i64,
 ) -> StoreResult<i64> {
-    let path = workspace_path.to_string_lossy();
-    let id = tx.add_effect(&run.workspace, &path, &run.session, trip, revert, run.base_ref.as_deref(), now)?;
-    if webhook {
-        let mut events = vec!["circuit_breaker.triggered"];
-        if trip.action == TripAction::Stop {
-            events.push("agent.paused");
-        }
-        for event in events {
-            let body = json!({
-                "event": event,
-                "breaker": trip.trigger.as_str(),
-                "action": trip.action.as_str(),
-                "value": trip.value,
-                "threshold": trip.threshold,
-                "state": position,
-                "reason": trip.reason,
-                "time": rfc3339(now),
-                "trip_id": id,
-                "workspace": path,
-                "session": run.session,
-            });
-            tx.enqueue(&run.workspace, event, &body.to_string(), now.saturating_mul(1000))?;
-        }
+    tx.add_pending(crate::hot::Pending {
+        trip: trip.clone(),
+        workspace_path: workspace_path.to_string_lossy().into_owned(),
+        session: run.session.clone(),
+        revert,
+        base_ref: run.base_ref.clone(),
+        webhook,
+        position: position.to_string(),
+    })
+}
+
+/// Moves recorded trips from the hot state into the effect and webhook queues (idempotent: a
+/// trip already queued is not queued again, so a crash between the two steps loses nothing).
+fn collect(state_home: &Path, store: &mut Store) -> Result<(), String> {
+    for key in crate::hot::workspaces(state_home)? {
+        crate::hot::write(state_home, &key, |hot| {
+            let pending = hot.doc().pending.clone();
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let n = now();
+            store.write(|tx| {
+                for p in &pending {
+                    if tx.add_effect(&key, p, n)? && p.webhook {
+                        enqueue_events(tx, &key, p, n)?;
+                    }
+                }
+                Ok(())
+            })?;
+            hot.doc().pending.clear();
+            Ok(())
+        })?;
     }
-    Ok(id)
+    Ok(())
+}
+
+fn enqueue_events(tx: &Tx<'_>, key: &str, p: &crate::hot::Pending, now: i64) -> StoreResult<()> {
+    let trip = &p.trip;
+    let mut events = vec!["circuit_breaker.triggered"];
+    if trip.action == TripAction::Stop {
+        events.push("agent.paused");
+    }
+    for event in events {
+        let body = json!({
+            "event": event,
+            "breaker": trip.trigger.as_str(),
+            "action": trip.action.as_str(),
+            "value": trip.value,
+            "threshold": trip.threshold,
+            "state": p.position,
+            "reason": trip.reason,
+            "time": rfc3339(trip.at),
+            "trip_id": trip.id,
+            "workspace": p.workspace_path,
+            "session": p.session,
+        });
+        tx.enqueue(key, event, &body.to_string(), now.saturating_mul(1000))?;
+    }
+    Ok(())
 }
 
 /// Starts a detached `loopguard breaker flush` for the state home (the hook does not wait).
@@ -167,7 +202,7 @@ fn carry_out(state_home: &Path, e: &Effect) -> serde_json::Value {
     let ws = PathBuf::from(&e.workspace_path);
     let t = &e.trip;
     let reverted = (t.action == TripAction::Stop && e.revert)
-        .then(|| revert(&ws, e.id, t.trigger.as_str(), e.base_ref.as_deref()));
+        .then(|| revert(&ws, t.id, t.trigger.as_str(), e.base_ref.as_deref()));
     let mut escalation_error = None;
     if needs_human(t) {
         let mut fields = vec![
@@ -176,7 +211,7 @@ fn carry_out(state_home: &Path, e: &Effect) -> serde_json::Value {
             ("threshold".to_string(), fmt_value(t.trigger, t.threshold)),
             ("action".to_string(), t.action.as_str().to_string()),
             ("session".to_string(), e.session.clone()),
-            ("trip".to_string(), format!("#{}", e.id)),
+            ("trip".to_string(), format!("#{}", t.id)),
         ];
         match &reverted {
             Some(Ok(r)) => {
@@ -224,7 +259,7 @@ fn carry_out(state_home: &Path, e: &Effect) -> serde_json::Value {
     });
     let mut ev = NewEvent::new(&e.session, EventKind::BreakerEffects);
     ev.reasons = vec![t.trigger.as_str().to_string()];
-    ev.details = Some(json!({ "trip": e.id, "result": result }));
+    ev.details = Some(json!({ "trip": t.id, "result": result }));
     let _ = audit_log(state_home, &ws).append(ev);
     result
 }
@@ -299,6 +334,7 @@ pub fn flush(env: &Env, url: Option<&str>, backoff_base_ms: i64) -> Result<Flush
         .map_err(|e| format!("effects lock: {e}"))?;
     lock.lock().map_err(|e| format!("effects lock: {e}"))?;
     let mut store = Store::open(&state_home, Duration::from_secs(10))?;
+    collect(&state_home, &mut store)?;
     let mut report = FlushReport::default();
     for e in store.read(|tx| tx.pending_effects())? {
         let result = carry_out(&state_home, &e);

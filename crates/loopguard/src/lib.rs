@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod effects;
 pub mod escalation;
 pub mod hook;
+pub mod hot;
 pub mod install;
 pub mod operator;
 pub mod scan;

@@ -15,31 +15,6 @@ use std::time::Duration;
 const SCHEMA_VERSION: i64 = 1;
 
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS ws (
-    workspace TEXT PRIMARY KEY,
-    doc       TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    workspace  TEXT NOT NULL,
-    session    TEXT NOT NULL,
-    started_at INTEGER NOT NULL,
-    doc        TEXT NOT NULL,
-    PRIMARY KEY (workspace, session)
-);
-CREATE TABLE IF NOT EXISTS days (
-    day     TEXT PRIMARY KEY,
-    usd     REAL NOT NULL,
-    unknown INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS edits (
-    workspace TEXT NOT NULL,
-    session   TEXT NOT NULL,
-    file      TEXT NOT NULL,
-    region    TEXT NOT NULL,
-    last_to   TEXT NOT NULL,
-    reversals INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (workspace, session, file, region)
-);
 CREATE TABLE IF NOT EXISTS operators (
     name       TEXT PRIMARY KEY,
     phc        TEXT NOT NULL,
@@ -57,6 +32,7 @@ CREATE TABLE IF NOT EXISTS break_glass (
 );
 CREATE TABLE IF NOT EXISTS effects (
     id             INTEGER PRIMARY KEY,
+    trip_id        INTEGER NOT NULL,
     workspace      TEXT NOT NULL,
     workspace_path TEXT NOT NULL,
     session        TEXT NOT NULL,
@@ -65,7 +41,8 @@ CREATE TABLE IF NOT EXISTS effects (
     base_ref       TEXT,
     created_at     INTEGER NOT NULL,
     done_at        INTEGER,
-    result         TEXT
+    result         TEXT,
+    UNIQUE (workspace, trip_id)
 );
 CREATE TABLE IF NOT EXISTS outbox (
     id           INTEGER PRIMARY KEY,
@@ -147,8 +124,8 @@ pub struct Run {
     pub evidence_failures: i64,
 }
 
-/// The per-workspace document: the breaker, recent spend (for velocity), revocation, and when
-/// the last break-glass ends (so the waiver table is only read while one may be in force).
+/// The per-workspace document: the breaker, recent spend (for velocity), revocation, and the
+/// break-glass waivers in force.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct WsDoc {
@@ -159,8 +136,19 @@ pub struct WsDoc {
     pub spend: Vec<(i64, Option<f64>)>,
     /// Grants and credentials revoked as of this time, by this trip.
     pub revoked: Option<(i64, String)>,
-    /// The latest end of a break-glass waiver.
-    pub break_glass_until: i64,
+    /// Break-glass waivers in force (expired ones are dropped as they are seen).
+    pub waivers: Vec<ActiveWaiver>,
+}
+
+/// A break-glass waiver in force, as the hook needs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ActiveWaiver {
+    /// Its id in the break-glass history.
+    pub id: i64,
+    /// `rule:CODE` and `path:GLOB` entries.
+    pub scope: Vec<String>,
+    /// Until (Unix seconds).
+    pub until: i64,
 }
 
 /// Longest spend history kept per workspace.
@@ -300,202 +288,7 @@ pub struct Tx<'a> {
     tx: &'a rusqlite::Transaction<'a>,
 }
 
-fn json_err(e: serde_json::Error) -> String {
-    format!("state store: a stored document is unreadable: {e}")
-}
-
 impl Tx<'_> {
-    /// The workspace document (the default, untripped, when none is stored). A stored document
-    /// that does not parse is an error: the caller denies.
-    pub fn ws(&self, workspace: &str) -> StoreResult<WsDoc> {
-        let text: Option<String> = self
-            .tx
-            .prepare_cached("SELECT doc FROM ws WHERE workspace = ?1")
-            .and_then(|mut st| st.query_row([workspace], |r| r.get(0)).optional())
-            .map_err(sql)?;
-        text.map_or(Ok(WsDoc::default()), |t| serde_json::from_str(&t).map_err(json_err))
-    }
-
-    /// Stores the workspace document.
-    pub fn set_ws(&self, workspace: &str, doc: &WsDoc) -> StoreResult<()> {
-        let text = serde_json::to_string(doc).map_err(json_err)?;
-        self.tx
-            .prepare_cached(
-                "INSERT INTO ws (workspace, doc) VALUES (?1, ?2) ON CONFLICT (workspace) DO UPDATE SET doc = excluded.doc",
-            )
-            .and_then(|mut st| st.execute(params![workspace, text]))
-            .map_err(sql)?;
-        Ok(())
-    }
-
-    /// The breaker of a workspace.
-    pub fn breaker(&self, workspace: &str) -> StoreResult<BreakerState> {
-        Ok(self.ws(workspace)?.breaker)
-    }
-
-    /// Stores the breaker of a workspace (keeping the rest of its document).
-    pub fn set_breaker(&self, workspace: &str, state: &BreakerState) -> StoreResult<()> {
-        let mut doc = self.ws(workspace)?;
-        doc.breaker = state.clone();
-        self.set_ws(workspace, &doc)
-    }
-
-    /// Every workspace with a stored breaker.
-    pub fn breakers(&self) -> StoreResult<Vec<(String, BreakerState)>> {
-        let mut stmt = self.tx.prepare("SELECT workspace, doc FROM ws ORDER BY workspace").map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        rows.into_iter()
-            .map(|(w, t)| serde_json::from_str::<WsDoc>(&t).map(|d| (w, d.breaker)).map_err(json_err))
-            .collect()
-    }
-
-    /// The run, created (started now) if new.
-    pub fn run(&self, workspace: &str, session: &str, now: i64) -> StoreResult<Run> {
-        let found: Option<String> = self
-            .tx
-            .prepare_cached("SELECT doc FROM runs WHERE workspace = ?1 AND session = ?2")
-            .and_then(|mut st| st.query_row(params![workspace, session], |r| r.get(0)).optional())
-            .map_err(sql)?;
-        match found {
-            Some(t) => serde_json::from_str(&t).map_err(json_err),
-            None => {
-                let run = Run {
-                    workspace: workspace.to_string(),
-                    session: session.to_string(),
-                    started_at: now,
-                    ..Run::default()
-                };
-                self.save_run(&run)?;
-                Ok(run)
-            }
-        }
-    }
-
-    /// The most recent run of a workspace, if any.
-    pub fn latest_run(&self, workspace: &str) -> StoreResult<Option<Run>> {
-        let t: Option<String> = self
-            .tx
-            .query_row(
-                "SELECT doc FROM runs WHERE workspace = ?1 ORDER BY started_at DESC, rowid DESC LIMIT 1",
-                [workspace],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(sql)?;
-        t.map(|t| serde_json::from_str(&t).map_err(json_err)).transpose()
-    }
-
-    /// After a human reset: every run of the workspace starts over (counters zeroed, clock and
-    /// base restarted). The transcript position is kept, so no usage is counted twice; spend
-    /// stays, so daily budgets still hold.
-    pub fn restart_runs(&self, workspace: &str, now: i64, base: Option<&str>) -> StoreResult<usize> {
-        let docs: Vec<String> = {
-            let mut stmt = self.tx.prepare("SELECT doc FROM runs WHERE workspace = ?1").map_err(sql)?;
-            stmt.query_map([workspace], |r| r.get(0)).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?
-        };
-        for t in &docs {
-            let old: Run = serde_json::from_str(t).map_err(json_err)?;
-            let run = Run {
-                workspace: old.workspace,
-                session: old.session,
-                started_at: now,
-                base_ref: base.map(str::to_string).or(old.base_ref),
-                transcript_offset: old.transcript_offset,
-                transcript_error: old.transcript_error,
-                last_msg_id: old.last_msg_id,
-                ..Run::default()
-            };
-            self.save_run(&run)?;
-        }
-        self.tx.execute("DELETE FROM edits WHERE workspace = ?1", [workspace]).map_err(sql)?;
-        Ok(docs.len())
-    }
-
-    /// Stores a run.
-    pub fn save_run(&self, r: &Run) -> StoreResult<()> {
-        let text = serde_json::to_string(r).map_err(json_err)?;
-        self.tx
-            .prepare_cached(
-                "INSERT INTO runs (workspace, session, started_at, doc) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (workspace, session) DO UPDATE SET started_at = excluded.started_at, doc = excluded.doc",
-            )
-            .and_then(|mut st| st.execute(params![r.workspace, r.session, r.started_at, text]))
-            .map_err(sql)?;
-        Ok(())
-    }
-
-    /// Adds spend to the day's total.
-    pub fn add_day_spend(&self, day: &str, usd: Option<f64>) -> StoreResult<()> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO days (day, usd, unknown) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (day) DO UPDATE SET usd = usd + excluded.usd, unknown = unknown + excluded.unknown",
-            )
-            .and_then(|mut st| st.execute(params![day, usd.unwrap_or(0.0), i64::from(usd.is_none())]))
-            .map_err(sql)?;
-        Ok(())
-    }
-
-    /// USD spent on a day, all workspaces; `None` if some spend had no price.
-    pub fn daily_usd(&self, day: &str) -> StoreResult<Option<f64>> {
-        let row: Option<(f64, i64)> = self
-            .tx
-            .prepare_cached("SELECT usd, unknown FROM days WHERE day = ?1")
-            .and_then(|mut st| st.query_row([day], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-            .map_err(sql)?;
-        Ok(match row {
-            None => Some(0.0),
-            Some((usd, 0)) => Some(usd),
-            Some(_) => None,
-        })
-    }
-
-    /// Marks temporary grants and credentials of a workspace revoked as of `at` (by `trip`).
-    /// Grants issued before that time no longer authorise anything; `loopguard exec` scrubs
-    /// revoked credentials from spawned commands.
-    pub fn revoke(&self, workspace: &str, at: i64, trip: &str) -> StoreResult<()> {
-        let mut doc = self.ws(workspace)?;
-        doc.revoked = Some((at, trip.to_string()));
-        self.set_ws(workspace, &doc)
-    }
-
-    /// When grants and credentials of a workspace were last revoked, and by which trip.
-    pub fn revocation(&self, workspace: &str) -> StoreResult<Option<(i64, String)>> {
-        Ok(self.ws(workspace)?.revoked)
-    }
-
-    /// Records one region change; returns the region's reversal count after it. A change whose
-    /// result differs from the region's last result is a change back (a reversal); it counts
-    /// only when `counting` (tests were failing).
-    pub fn edit(&self, r: &Run, file: &str, region: &str, to: &str, counting: bool) -> StoreResult<i64> {
-        let prev: Option<(String, i64)> = self
-            .tx
-            .query_row(
-                "SELECT last_to, reversals FROM edits WHERE workspace = ?1 AND session = ?2 AND file = ?3 AND region = ?4",
-                params![r.workspace, r.session, file, region],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()
-            .map_err(sql)?;
-        let reversals = match &prev {
-            Some((last, n)) if last != to && counting => n + 1,
-            Some((_, n)) => *n,
-            None => 0,
-        };
-        self.tx
-            .execute(
-                "INSERT INTO edits (workspace, session, file, region, last_to, reversals) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT DO UPDATE SET last_to = excluded.last_to, reversals = excluded.reversals",
-                params![r.workspace, r.session, file, region, to, reversals],
-            )
-            .map_err(sql)?;
-        Ok(reversals)
-    }
-
     /// Queues a webhook event.
     pub fn enqueue(&self, workspace: &str, event: &str, body: &str, now: i64) -> StoreResult<()> {
         self.tx
@@ -589,9 +382,6 @@ impl Tx<'_> {
 
     /// Records a break-glass waiver; returns its id.
     pub fn add_break_glass(&self, workspace: &str, bg: &BreakGlass) -> StoreResult<i64> {
-        let mut doc = self.ws(workspace)?;
-        doc.break_glass_until = doc.break_glass_until.max(bg.until);
-        self.set_ws(workspace, &doc)?;
         self.tx
             .execute(
                 "INSERT INTO break_glass (workspace, operators, scope, reason, from_at, until_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -600,40 +390,12 @@ impl Tx<'_> {
             .map_err(sql)?;
         Ok(self.tx.last_insert_rowid())
     }
-
-    /// Break-glass waivers of a workspace in force at `now` (the table is read only while the
-    /// workspace document says one may be).
-    pub fn active_break_glass(&self, workspace: &str, now: i64, doc: &WsDoc) -> StoreResult<Vec<BreakGlass>> {
-        if doc.break_glass_until <= now {
-            return Ok(Vec::new());
-        }
-        let mut stmt = self
-            .tx
-            .prepare(
-                "SELECT id, operators, scope, reason, from_at, until_at FROM break_glass
-                 WHERE workspace = ?1 AND from_at <= ?2 AND until_at > ?2 ORDER BY id",
-            )
-            .map_err(sql)?;
-        stmt.query_map(params![workspace, now], |r| {
-            Ok(BreakGlass {
-                id: r.get(0)?,
-                operators: r.get::<_, String>(1)?.split(',').map(str::to_string).collect(),
-                scope: r.get::<_, String>(2)?.lines().map(str::to_string).collect(),
-                reason: r.get(3)?,
-                from: r.get(4)?,
-                until: r.get(5)?,
-            })
-        })
-        .map_err(sql)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sql)
-    }
 }
 
 /// A trip's pending effects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Effect {
-    /// Store id (also the trip's id).
+    /// Store id.
     pub id: i64,
     /// Workspace key.
     pub workspace: String,
@@ -650,33 +412,18 @@ pub struct Effect {
 }
 
 impl Tx<'_> {
-    /// Queues a trip's effects; returns the id (which becomes the trip's id).
-    #[allow(clippy::too_many_arguments)] // one column each; a struct would only rename them
-    pub fn add_effect(
-        &self,
-        workspace: &str,
-        path: &str,
-        session: &str,
-        trip: &Trip,
-        revert: bool,
-        base: Option<&str>,
-        now: i64,
-    ) -> StoreResult<i64> {
-        let text = serde_json::to_string(trip).map_err(|e| format!("state store: {e}"))?;
-        self.tx
+    /// Queues a trip's effects (once: a trip already queued is left alone). True when new.
+    pub fn add_effect(&self, workspace: &str, p: &crate::hot::Pending, now: i64) -> StoreResult<bool> {
+        let text = serde_json::to_string(&p.trip).map_err(|e| format!("state store: {e}"))?;
+        let n = self
+            .tx
             .execute(
-                "INSERT INTO effects (workspace, workspace_path, session, trip, revert, base_ref, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![workspace, path, session, text, revert, base, now],
+                "INSERT OR IGNORE INTO effects (trip_id, workspace, workspace_path, session, trip, revert, base_ref, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![p.trip.id, workspace, p.workspace_path, p.session, text, p.revert, p.base_ref, now],
             )
             .map_err(sql)?;
-        Ok(self.tx.last_insert_rowid())
-    }
-
-    /// Replaces the trip recorded with an effect (same id).
-    pub fn set_effect_trip(&self, trip: &Trip) -> StoreResult<()> {
-        let text = serde_json::to_string(trip).map_err(|e| format!("state store: {e}"))?;
-        self.tx.execute("UPDATE effects SET trip = ?2 WHERE id = ?1", params![trip.id, text]).map_err(sql)?;
-        Ok(())
+        Ok(n == 1)
     }
 
     /// Effects not carried out yet, oldest first.
@@ -694,8 +441,7 @@ impl Tx<'_> {
             .map_err(sql)?;
         rows.into_iter()
             .map(|(id, workspace, workspace_path, session, trip, revert, base_ref)| {
-                let mut trip: Trip = serde_json::from_str(&trip).map_err(|e| format!("state store: trip: {e}"))?;
-                trip.id = id;
+                let trip: Trip = serde_json::from_str(&trip).map_err(|e| format!("state store: trip: {e}"))?;
                 Ok(Effect { id, workspace, workspace_path, session, trip, revert, base_ref })
             })
             .collect()
@@ -747,35 +493,7 @@ mod tests {
     }
 
     #[test]
-    fn runs_are_created_once_and_saved() {
-        let (_d, mut s) = store();
-        let r = s.write(|tx| tx.run("ws", "s1", 100)).unwrap();
-        assert_eq!((r.started_at, r.steps), (100, 0));
-        s.write(|tx| {
-            let mut r = tx.run("ws", "s1", 200)?;
-            assert_eq!(r.started_at, 100);
-            r.steps = 7;
-            r.best_passed = Some(3);
-            tx.save_run(&r)
-        })
-        .unwrap();
-        let r = s.read(|tx| tx.latest_run("ws")).unwrap().unwrap();
-        assert_eq!((r.steps, r.best_passed), (7, Some(3)));
-    }
-
-    #[test]
-    fn spend_aggregates_by_day_and_window_and_unpriced_spend_is_unknown() {
-        let (_d, mut s) = store();
-        s.write(|tx| {
-            tx.add_day_spend("2026-12-01", Some(1.0))?;
-            tx.add_day_spend("2026-12-01", Some(2.5))?;
-            tx.add_day_spend("2026-11-30", Some(9.0))
-        })
-        .unwrap();
-        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-01")).unwrap(), Some(3.5));
-        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-02")).unwrap(), Some(0.0));
-        s.write(|tx| tx.add_day_spend("2026-12-01", None)).unwrap();
-        assert_eq!(s.read(|tx| tx.daily_usd("2026-12-01")).unwrap(), None);
+    fn spend_history_gives_velocity_and_is_pruned() {
         let mut doc = WsDoc::default();
         doc.add_spend(100, Some(1.0));
         doc.add_spend(500, Some(0.5));
@@ -783,33 +501,40 @@ mod tests {
         assert_eq!(doc.velocity(600, 600), (Some(1.5), 2));
         doc.add_spend(550, None);
         assert_eq!(doc.velocity(600, 300), (None, 2));
-        // History older than a day is dropped.
         doc.add_spend(100 + 24 * 3600 + 1, Some(1.0));
-        assert_eq!(doc.spend.len(), 3);
+        assert_eq!(doc.spend.len(), 3, "history older than a day is dropped");
     }
 
     #[test]
-    fn reversals_count_only_changes_back_while_tests_fail() {
+    fn a_trip_is_queued_once() {
         let (_d, mut s) = store();
-        s.write(|tx| {
-            let r = tx.run("w", "s", 0)?;
-            assert_eq!(tx.edit(&r, "f", "ab", "b", true)?, 0);
-            assert_eq!(tx.edit(&r, "f", "ab", "a", true)?, 1);
-            assert_eq!(tx.edit(&r, "f", "ab", "a", true)?, 1, "the same result again is no reversal");
-            assert_eq!(tx.edit(&r, "f", "ab", "b", false)?, 1, "tests passing: not counted");
-            assert_eq!(tx.edit(&r, "f", "ab", "a", true)?, 2);
-            assert_eq!(tx.edit(&r, "g", "ab", "b", true)?, 0, "another file");
-            Ok(())
-        })
-        .unwrap();
-    }
-
-    #[test]
-    fn a_corrupt_breaker_state_is_an_error_not_a_reset() {
-        let (d, mut s) = store();
-        s.conn.execute("INSERT INTO ws (workspace, doc) VALUES ('w', 'garbage')", []).unwrap();
-        assert!(s.read(|tx| tx.breaker("w")).is_err());
-        drop(d);
+        let trip = Trip {
+            id: 3,
+            trigger: Trigger::Steps,
+            action: loopguard_core::breaker::TripAction::Stop,
+            value: Some(20.0),
+            threshold: 20.0,
+            reason: "r".into(),
+            session: "s".into(),
+            at: 0,
+            cooldown_until: 0,
+            reset: loopguard_core::breaker::ResetRule::Manual,
+        };
+        let p = crate::hot::Pending {
+            trip,
+            workspace_path: "/w".into(),
+            session: "s".into(),
+            revert: true,
+            base_ref: None,
+            webhook: false,
+            position: "stopped".into(),
+        };
+        assert!(s.write(|tx| tx.add_effect("w", &p, 1)).unwrap());
+        assert!(!s.write(|tx| tx.add_effect("w", &p, 2)).unwrap());
+        assert!(s.write(|tx| tx.add_effect("other", &p, 2)).unwrap(), "ids are per workspace");
+        let pending = s.read(|tx| tx.pending_effects()).unwrap();
+        assert_eq!(pending.len(), 2);
+        assert_eq!(pending[0].trip.id, 3);
     }
 
     #[test]

@@ -11,7 +11,6 @@
 use super::{HookOutcome, MAX_INPUT_BYTES, read_bounded, run_with_deadline};
 use crate::sessions::{HostProcess, Sessions};
 use crate::state::{Env, audit_log, project_policy, sha256_hex, workspace_key};
-use crate::store::Store;
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::reasons::*;
 use loopguard_core::{Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict};
@@ -222,10 +221,7 @@ fn write(log: &AuditLog, e: NewEvent) -> Result<(), (&'static str, String)> {
         .map_err(|err| (AUDIT_WRITE_FAILED, format!("loopguard could not write its audit log: {err}")))
 }
 
-/// How long a hook waits for other hooks' store transactions (well inside the 2 s deadline).
-const STORE_BUSY: Duration = Duration::from_millis(1500);
-
-fn waiver(g: &crate::store::BreakGlass) -> loopguard_core::Waiver {
+fn waiver(g: &crate::store::ActiveWaiver) -> loopguard_core::Waiver {
     loopguard_core::Waiver {
         id: g.id,
         rules: g.scope.iter().filter_map(|s| s.strip_prefix("rule:")).map(str::to_string).collect(),
@@ -259,11 +255,10 @@ fn audit_trips(
 fn evidence_failed(p: &Place, policy: &Policy, session: &str) -> bool {
     let ws_key = workspace_key(&p.workspace);
     let now = crate::effects::now();
-    Store::open(&p.state, STORE_BUSY)
-        .and_then(|mut s| {
-            s.write(|tx| crate::breaker::evidence_failed(tx, policy.breaker(), &ws_key, &p.workspace, session, now))
-        })
-        .is_ok_and(|t| !t.is_empty())
+    crate::hot::write(&p.state, &ws_key, |tx| {
+        crate::breaker::evidence_failed(tx, policy.breaker(), &ws_key, &p.workspace, session, now)
+    })
+    .is_ok_and(|t| !t.is_empty())
 }
 
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
@@ -305,45 +300,26 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         )),
         Ok(policy) => {
             let cfg = policy.breaker();
-            Store::open(&p.state, STORE_BUSY)
-                .and_then(|mut store| {
-                    store
-                        .write(|tx| {
-                            let mut b = crate::breaker::before(
-                                tx,
-                                cfg,
-                                &ws_key,
-                                &p.workspace,
-                                ev.session,
-                                transcript.as_deref(),
-                                now,
-                            )?;
-                            let waivers =
-                                tx.active_break_glass(&ws_key, now, &b.doc)?.into_iter().map(|g| waiver(&g)).collect();
-                            let ctx = Context::new(&p.workspace)
-                                .with_home(env.home.as_deref())
-                                .with_mode(mode)
-                                .with_protected(Some(&p.state), env.user_policy().as_deref())
-                                .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
-                                .with_waivers(waivers);
-                            let decision = Gate::new(policy).evaluate(&call, &ctx);
-                            crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
-                            Ok((decision, b))
-                        })
-                        .and_then(|(d, b)| {
-                            // A trip must survive a power loss (counter updates need not).
-                            if !b.new_trips.is_empty() {
-                                store.sync()?;
-                            }
-                            Ok((d, b))
-                        })
-                })
-                .map_err(|e| {
-                    Decision::fail_closed(
-                        STATE_UNAVAILABLE,
-                        format!("loopguard cannot read or update its breaker state, so the call is denied: {e}"),
-                    )
-                })
+            crate::hot::write(&p.state, &ws_key, |tx| {
+                let mut b =
+                    crate::breaker::before(tx, cfg, &ws_key, &p.workspace, ev.session, transcript.as_deref(), now)?;
+                let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
+                let ctx = Context::new(&p.workspace)
+                    .with_home(env.home.as_deref())
+                    .with_mode(mode)
+                    .with_protected(Some(&p.state), env.user_policy().as_deref())
+                    .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
+                    .with_waivers(waivers);
+                let decision = Gate::new(policy).evaluate(&call, &ctx);
+                crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
+                Ok((decision, b))
+            })
+            .map_err(|e| {
+                Decision::fail_closed(
+                    STATE_UNAVAILABLE,
+                    format!("loopguard cannot read or update its breaker state, so the call is denied: {e}"),
+                )
+            })
         }
     };
     let (decision, before) = match outcome {
@@ -424,27 +400,18 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
             .and_then(|policy| {
                 let ws_key = workspace_key(&p.workspace);
                 let now = crate::effects::now();
-                Store::open(&p.state, STORE_BUSY).and_then(|mut store| {
-                    store
-                        .write(|tx| {
-                            crate::breaker::observe_result(
-                                tx,
-                                policy.breaker(),
-                                &ws_key,
-                                &p.workspace,
-                                ev.session,
-                                tool,
-                                input,
-                                resp,
-                                now,
-                            )
-                        })
-                        .and_then(|t| {
-                            if !t.is_empty() {
-                                store.sync()?;
-                            }
-                            Ok(t)
-                        })
+                crate::hot::write(&p.state, &ws_key, |tx| {
+                    crate::breaker::observe_result(
+                        tx,
+                        policy.breaker(),
+                        &ws_key,
+                        &p.workspace,
+                        ev.session,
+                        tool,
+                        input,
+                        resp,
+                        now,
+                    )
                 })
             });
         match observed {
@@ -495,18 +462,15 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
     // The run's base: what a stop reverts to.
     let base = crate::effects::head_of(&p.workspace);
     let ws_key = workspace_key(&p.workspace);
-    Store::open(&p.state, STORE_BUSY)
-        .and_then(|mut store| {
-            store.write(|tx| {
-                let mut run = tx.run(&ws_key, ev.session, crate::effects::now())?;
-                if run.base_ref.is_none() {
-                    run.base_ref = base;
-                    tx.save_run(&run)?;
-                }
-                Ok(())
-            })
-        })
-        .map_err(|e| (STATE_UNAVAILABLE, e))?;
+    crate::hot::write(&p.state, &ws_key, |tx| {
+        let mut run = tx.run(&ws_key, ev.session, crate::effects::now())?;
+        if run.base_ref.is_none() {
+            run.base_ref = base;
+            tx.save_run(&run)?;
+        }
+        Ok(())
+    })
+    .map_err(|e| (STATE_UNAVAILABLE, e))?;
     Ok(())
 }
 
