@@ -225,19 +225,19 @@ pub fn after(
     workspace_path: &Path,
 ) -> StoreResult<Vec<Trip>> {
     let run = &mut b.run;
-    run.steps += 1;
+    run.steps = run.steps.saturating_add(1);
     let codes = decision.codes();
     let has = |c: &str| codes.iter().any(|x| x == c);
     if !by_breaker(decision) {
         match decision.verdict() {
-            Verdict::Deny => run.consecutive_blocks += 1,
+            Verdict::Deny => run.consecutive_blocks = run.consecutive_blocks.saturating_add(1),
             Verdict::Allow => run.consecutive_blocks = 0,
             Verdict::Ask => {}
         }
     }
-    run.secret_findings += i64::from(has(SECRET_IN_ARGUMENTS));
-    run.self_protection += i64::from(has(SELF_PROTECTION));
-    run.denylist += i64::from(has(PATH_DENYLISTED));
+    run.secret_findings = run.secret_findings.saturating_add(i64::from(has(SECRET_IN_ARGUMENTS)));
+    run.self_protection = run.self_protection.saturating_add(i64::from(has(SELF_PROTECTION)));
+    run.denylist = run.denylist.saturating_add(i64::from(has(PATH_DENYLISTED)));
     let m = RunMetrics { run: b.run.clone(), now, daily_usd: b.daily_usd, velocity: b.velocity.clone() };
     let mut new = trip_on(tx, cfg, &mut b.doc, &m, now, workspace_path)?;
     // Say which path: the trip's reason is what the escalation and the next deny show.
@@ -267,7 +267,7 @@ pub fn evidence_failed(
     now: i64,
 ) -> StoreResult<Vec<Trip>> {
     let mut run = tx.run(workspace, session, now)?;
-    run.evidence_failures += 1;
+    run.evidence_failures = run.evidence_failures.saturating_add(1);
     tx.save_run(&run)?;
     let mut doc = tx.ws(workspace)?;
     let new = trip(tx, cfg, &mut doc, &run, now, workspace_path)?;
@@ -313,7 +313,7 @@ pub fn observe_result(
         run.last_passed = Some(passed);
         run.last_failed = Some(i64::try_from(t.failed).unwrap_or(i64::MAX));
         run.best_passed = Some(run.best_passed.map_or(passed, |b| b.max(passed)));
-        run.test_runs += 1;
+        run.test_runs = run.test_runs.saturating_add(1);
     }
     let failing = run.last_failed.is_some_and(|f| f > 0);
     for e in edits {

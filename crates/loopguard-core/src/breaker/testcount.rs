@@ -64,7 +64,7 @@ fn count_of(text: &str, word: &str) -> u64 {
             && w.trim_end_matches(',').starts_with(word)
             && let Ok(n) = n.parse::<u64>()
         {
-            total += n;
+            total = total.saturating_add(n);
         }
     }
     total
@@ -89,8 +89,8 @@ pub fn parse(output: &str) -> Option<TestRun> {
     }
     let cargo: Vec<_> = p.cargo.captures_iter(text).collect();
     if !cargo.is_empty() {
-        let passed = cargo.iter().map(|c| num(c.get(1))).sum();
-        let failed = cargo.iter().map(|c| num(c.get(2))).sum();
+        let passed = cargo.iter().map(|c| num(c.get(1))).fold(0u64, u64::saturating_add);
+        let failed = cargo.iter().map(|c| num(c.get(2))).fold(0u64, u64::saturating_add);
         return Some(TestRun { passed, failed, format: "cargo-test" });
     }
     if let Some(c) = p.jest.captures_iter(text).last() {
@@ -105,7 +105,7 @@ pub fn parse(output: &str) -> Option<TestRun> {
     }
     if let Some(c) = p.pytest.captures_iter(text).last() {
         let s = c.get(1).map_or("", |m| m.as_str());
-        let failed = count_of(s, "failed") + count_of(s, "error");
+        let failed = count_of(s, "failed").saturating_add(count_of(s, "error"));
         return Some(TestRun { passed: count_of(s, "passed"), failed, format: "pytest" });
     }
     let junit = junit(text, p);
@@ -115,12 +115,12 @@ pub fn parse(output: &str) -> Option<TestRun> {
     let (mut passed, mut failed) = (0, 0);
     for c in p.go.captures_iter(text) {
         if c.get(1).is_some_and(|m| m.as_str() == "PASS") {
-            passed += 1;
+            passed = passed.saturating_add(1);
         } else {
-            failed += 1;
+            failed = failed.saturating_add(1);
         }
     }
-    (passed + failed > 0).then_some(TestRun { passed, failed, format: "go-test" })
+    (passed.saturating_add(failed) > 0).then_some(TestRun { passed, failed, format: "go-test" })
 }
 
 fn junit(text: &str, p: &Patterns) -> Option<TestRun> {
@@ -133,8 +133,8 @@ fn junit(text: &str, p: &Patterns) -> Option<TestRun> {
                     a[0] = n;
                     a[3] = 1;
                 }
-                "failures" | "errors" => a[1] += n,
-                _ => a[2] += n,
+                "failures" | "errors" => a[1] = a[1].saturating_add(n),
+                _ => a[2] = a[2].saturating_add(n),
             }
         }
         a
@@ -143,7 +143,11 @@ fn junit(text: &str, p: &Patterns) -> Option<TestRun> {
     if let Some(c) = p.junit_suites.captures(text) {
         let a = attrs(c.get(1).map_or("", |m| m.as_str()));
         if a[3] == 1 {
-            return Some(TestRun { passed: a[0].saturating_sub(a[1] + a[2]), failed: a[1], format: "junit-xml" });
+            return Some(TestRun {
+                passed: a[0].saturating_sub(a[1].saturating_add(a[2])),
+                failed: a[1],
+                format: "junit-xml",
+            });
         }
     }
     let (mut passed, mut failed, mut seen) = (0u64, 0u64, false);
@@ -151,8 +155,8 @@ fn junit(text: &str, p: &Patterns) -> Option<TestRun> {
         let a = attrs(c.get(1).map_or("", |m| m.as_str()));
         if a[3] == 1 {
             seen = true;
-            passed += a[0].saturating_sub(a[1] + a[2]);
-            failed += a[1];
+            passed = passed.saturating_add(a[0].saturating_sub(a[1].saturating_add(a[2])));
+            failed = failed.saturating_add(a[1]);
         }
     }
     seen.then_some(TestRun { passed, failed, format: "junit-xml" })

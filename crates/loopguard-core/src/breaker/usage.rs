@@ -83,7 +83,7 @@ pub fn parse_line(line: &str, prices: &[(String, Price)]) -> Option<MessageUsage
     Some(MessageUsage {
         id: msg.get("id").and_then(serde_json::Value::as_str).unwrap_or("").to_string(),
         model,
-        tokens: input + output + cw + cr,
+        tokens: input.saturating_add(output).saturating_add(cw).saturating_add(cr),
         usd,
     })
 }
