@@ -56,7 +56,7 @@ fn patterns() -> Option<&'static Patterns> {
 
 fn count_of(text: &str, word: &str) -> u64 {
     // "3 failed, 10 passed" → count before `word`.
-    let mut total = 0;
+    let mut total = 0u64;
     let words: Vec<&str> = text.split([',', '|']).collect();
     for part in words {
         let mut it = part.split_whitespace();
@@ -112,7 +112,7 @@ pub fn parse(output: &str) -> Option<TestRun> {
     if junit.is_some() {
         return junit;
     }
-    let (mut passed, mut failed) = (0, 0);
+    let (mut passed, mut failed) = (0u64, 0u64);
     for c in p.go.captures_iter(text) {
         if c.get(1).is_some_and(|m| m.as_str() == "PASS") {
             passed = passed.saturating_add(1);
