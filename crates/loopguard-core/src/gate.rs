@@ -70,10 +70,13 @@ impl<'p> Gate<'p> {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
         } else if let Some(kind) = meta.map(|m| m.kind) {
             let protected = ctx.protected_paths();
+            let read_protected: Vec<std::path::PathBuf> = ctx.state_home.iter().cloned().collect();
             let paths = || {
                 let roots =
                     std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));
-                PathValidator::new(roots).with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
+                PathValidator::new(roots)
+                    .with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
+                    .with_read_protected(&read_protected)
             };
             match kind {
                 ToolKind::Shell => match call.str_field("command") {

@@ -557,3 +557,98 @@ fn eight_processes_times_five_hundred_hook_calls_lose_no_update() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(sb.audit_kinds().iter().filter(|k| *k == "pre-tool-use").count(), 4000);
 }
+
+#[test]
+fn wall_clock_trips_with_the_injected_clock() {
+    let mut sb = Sandbox::new();
+    sb.user_policy("[[breakers]]\ntrigger = \"wall_clock\"\nthreshold = 60\naction = \"stop\"\n");
+    sb.extra_env = vec![("LOOPGUARD_TEST_NOW".into(), "2000000000".into())];
+    assert_eq!(read(&sb, "s"), "allow");
+    sb.extra_env = vec![("LOOPGUARD_TEST_NOW".into(), "2000000061".into())];
+    let (v, reason) = decision(&sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}))).unwrap();
+    assert_eq!(v, "deny");
+    assert!(reason.contains("wall_clock reached 61 s (limit 60 s)"), "{reason}");
+}
+
+fn pre_in(sb: &Sandbox, ws: &Path, session: &str) -> String {
+    let ev = json!({
+        "session_id": session, "transcript_path": sb.root.path().join(format!("{session}.jsonl")),
+        "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": ws.join("f.txt"), "content": "x"}, "tool_use_id": "t"
+    });
+    let out = sb.hook(ev.to_string().as_bytes());
+    verdict(&out)
+}
+
+#[test]
+fn the_daily_budget_counts_every_workspace() {
+    let sb = Sandbox::new();
+    sb.user_policy("[[breakers]]\ntrigger = \"daily_usd\"\nthreshold = 1\naction = \"read_only\"\n");
+    let other = sb.home.join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    // $0.60 in each workspace (sonnet: 200k input tokens at $3/M).
+    for s in ["a", "b"] {
+        std::fs::write(
+            sb.root.path().join(format!("{s}.jsonl")),
+            assistant(&format!("m-{s}"), "claude-sonnet-4-5", 200_000, 0) + "\n",
+        )
+        .unwrap();
+    }
+    assert_eq!(pre_in(&sb, &sb.ws, "a"), "allow");
+    // The second workspace sees $1.20 for the day: read-only, writes denied.
+    assert_eq!(pre_in(&sb, &other, "b"), "deny");
+}
+
+#[test]
+fn spend_velocity_needs_its_minimum_volume() {
+    let sb = Sandbox::new();
+    sb.user_policy(
+        "[[breakers]]\ntrigger = \"spend_velocity\"\nthreshold = 1\nwindow = \"5m\"\nmin_volume = 3\naction = \"pr_only\"\n",
+    );
+    let t = sb.root.path().join("s.jsonl");
+    let line = |i: u32| assistant(&format!("m{i}"), "claude-sonnet-4-5", 200_000, 0) + "\n";
+    std::fs::write(&t, line(1) + &line(2)).unwrap();
+    assert_eq!(read(&sb, "s"), "allow");
+    assert_eq!(status(&sb)["position"], "full-auto", "$1.20 in 5 min, but only 2 records");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+    f.write_all(line(3).as_bytes()).unwrap();
+    assert_eq!(read(&sb, "s"), "allow");
+    let st = status(&sb);
+    assert_eq!(st["position"], "pr-only", "{st:#}");
+    assert_eq!(st["trips"][0]["trigger"], "spend_velocity");
+}
+
+#[test]
+fn secret_findings_trip_the_loop_profile_to_read_only() {
+    let sb = Sandbox::new();
+    sb.user_policy("[breaker]\nprofile = \"loop\"\n");
+    // Assembled at run time so the repository's own secret scan does not flag this file.
+    let key = format!("ghp_{}", "NUhJduRHHJEYXg4JdpmrcXgGCJbW56eCuNGM");
+    for i in 0..3 {
+        let out = sb.pre(
+            "s",
+            "Write",
+            json!({"file_path": sb.ws.join(format!("c{i}.py")), "content": format!("k = '{key}'\n")}),
+        );
+        let (v, reason) = decision(&out).unwrap();
+        assert_eq!(v, "deny");
+        assert!(reason.contains("[secret-in-arguments]"), "{reason}");
+    }
+    let st = status(&sb);
+    assert_eq!(st["position"], "read-only", "{st:#}");
+    assert_eq!(st["trips"][0]["trigger"], "secret_findings");
+}
+
+#[test]
+fn a_failed_audit_write_is_an_evidence_failure_that_trips() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(&sb.state).unwrap();
+    // The audit directory is a file: no audit event can be written.
+    std::fs::write(sb.state.join("audit"), "not a directory").unwrap();
+    let (v, reason) = decision(&sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}))).unwrap();
+    assert_eq!(v, "deny");
+    assert!(reason.contains("[audit-write-failed]"), "{reason}");
+    let doc = loopguard::hot::read(&sb.state, &loopguard::state::workspace_key(&sb.ws)).unwrap();
+    assert_eq!(doc.ws.breaker.trips[0].trigger, loopguard_core::breaker::Trigger::EvidenceFailures);
+    assert_eq!(doc.ws.breaker.position, loopguard_core::BreakerPosition::ReadOnly);
+}

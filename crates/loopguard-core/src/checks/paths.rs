@@ -219,6 +219,9 @@ pub struct PathValidator<'p> {
     home: Option<PathBuf>,
     /// Absolute paths protected wherever they are: the state home, the user policy file.
     protected: Vec<PathBuf>,
+    /// Absolute paths the agent may not even read: the state home (operator hashes, the webhook
+    /// key, the breaker state).
+    read_protected: Vec<PathBuf>,
 }
 
 /// What kind of access a target gets.
@@ -240,7 +243,15 @@ impl<'p> PathValidator<'p> {
         let roots: Vec<PathBuf> = roots.into_iter().filter_map(|r| resolve(r, Path::new("/")).ok()).collect();
         let roots_exist: Vec<bool> = roots.iter().map(|r| std::fs::symlink_metadata(r).is_ok()).collect();
         let known_real = roots.iter().cloned().zip(roots_exist.iter().copied()).collect();
-        PathValidator { roots, roots_exist, known_real, rules: None, home: None, protected: Vec::new() }
+        PathValidator {
+            roots,
+            roots_exist,
+            known_real,
+            rules: None,
+            home: None,
+            protected: Vec::new(),
+            read_protected: Vec::new(),
+        }
     }
 
     /// Adds the policy's path rules, the home directory and the absolute paths to protect.
@@ -248,6 +259,12 @@ impl<'p> PathValidator<'p> {
         self.rules = Some(rules);
         self.home = home.and_then(|h| resolve(h, Path::new("/")).ok());
         self.protected = protected.iter().filter_map(|p| resolve(p, Path::new("/")).ok()).collect();
+        self
+    }
+
+    /// Adds directories the agent may not read anything in.
+    pub fn with_read_protected(mut self, dirs: &[PathBuf]) -> Self {
+        self.read_protected = dirs.iter().filter_map(|p| resolve(p, Path::new("/")).ok()).collect();
         self
     }
 
@@ -310,6 +327,20 @@ impl<'p> PathValidator<'p> {
 
     /// A finding when reading the resolved path `real` would read a secret.
     pub fn check_read(&self, raw: &str, real: &Path, what: &str) -> Option<Finding> {
+        if let Some(dir) = self.read_protected.iter().find(|d| real.starts_with(d)) {
+            return Some(
+                Finding::new(
+                    SELF_PROTECTION,
+                    Verdict::Deny,
+                    RiskLevel::Critical,
+                    format!(
+                        "{what} `{raw}` reads loopguard's state ({}), which holds operator secrets.",
+                        dir.display()
+                    ),
+                )
+                .with_remedy("leave loopguard's state to the human; `loopguard breaker status` shows the breaker."),
+            );
+        }
         let rules = self.rules?;
         let pattern = rules.secret(real, self.workspace(), self.home.as_deref())?;
         Some(

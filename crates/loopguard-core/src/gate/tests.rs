@@ -312,3 +312,22 @@ fn break_glass_waives_what_it_names_but_never_a_backstop() {
     assert_eq!(d.verdict(), Verdict::Deny);
     assert!(d.waived().is_empty());
 }
+
+#[test]
+fn the_state_home_cannot_be_read_by_the_agent() {
+    let ws = ws();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::write(state.path().join("webhook.key"), "k").unwrap();
+    let ctx = Context::new(ws.path()).with_home(None).with_protected(Some(state.path()), None);
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    for (tool, input) in [
+        ("Read", json!({"file_path": state.path().join("webhook.key")})),
+        ("Bash", json!({"command": format!("cat {}/state.db", state.path().display())})),
+        ("Grep", json!({"pattern": "argon2", "path": state.path()})),
+    ] {
+        let d = gate.evaluate(&ToolCall::new(tool, input, ws.path()), &ctx);
+        assert_eq!(d.verdict(), Verdict::Deny, "{tool}: {}", d.explain());
+        assert_eq!(d.reasons()[0].code, SELF_PROTECTION, "{tool}");
+    }
+}
