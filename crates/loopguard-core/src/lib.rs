@@ -18,6 +18,7 @@ mod call;
 pub mod checks;
 mod decision;
 mod gate;
+pub mod merge;
 pub mod policy;
 pub mod reasons;
 mod risk;

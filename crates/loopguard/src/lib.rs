@@ -11,6 +11,7 @@ pub mod escalation;
 pub mod hook;
 pub mod hot;
 pub mod install;
+pub mod merge_check;
 pub mod operator;
 pub mod scan;
 pub mod sessions;

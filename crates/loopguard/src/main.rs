@@ -102,6 +102,14 @@ enum Command {
         #[arg(long)]
         passphrase_stdin: bool,
     },
+    /// Whether a change (`base..head`) is eligible for an automatic merge (exit 1 when not).
+    MergeCheck {
+        /// The range, e.g. `main..HEAD`.
+        range: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Replay a recorded agent session through the gate (needs no setup).
     Demo,
 }
@@ -429,6 +437,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
             Ok(ExitCode::SUCCESS)
+        }
+        Command::MergeCheck { range, json } => {
+            let repo = state::git_toplevel(&cwd()?).ok_or("not inside a git repository")?;
+            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&repo)))
+                .map_err(|e| format!("the policy does not load: {e}"))?;
+            let report = loopguard::merge_check::run(&repo, &range, &policy, env.home.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", loopguard::merge_check::render(&report));
+            }
+            Ok(if report.eligible { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Doctor => {
             let report = loopguard::doctor::run(&env, &cwd()?);
