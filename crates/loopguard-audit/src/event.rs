@@ -41,6 +41,10 @@ pub enum EventKind {
     BreakGlass,
     /// An operator was added.
     OperatorAdded,
+    /// A human granted a tool on a resource.
+    GrantAdded,
+    /// A human revoked a grant.
+    GrantRevoked,
 }
 
 /// An event before it is sealed into the chain.

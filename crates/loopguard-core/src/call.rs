@@ -48,6 +48,10 @@ pub struct Context {
     pub require_approval: bool,
     /// Break-glass waivers in force.
     pub waivers: Vec<Waiver>,
+    /// Grants that may pre-authorise calls the gate would ask about.
+    pub permissions: crate::permissions::PermissionStore,
+    /// Now (Unix seconds), for grant expiry.
+    pub now: i64,
 }
 
 /// A break-glass waiver as the gate sees it: the rules and paths a human waived for a while.
@@ -74,6 +78,8 @@ impl Context {
             paused: None,
             require_approval: false,
             waivers: Vec::new(),
+            permissions: crate::permissions::PermissionStore::default(),
+            now: 0,
         }
     }
 
@@ -89,6 +95,13 @@ impl Context {
         self.breaker = position;
         self.paused = paused;
         self.require_approval = approval;
+        self
+    }
+
+    /// Sets the grants and the time they are checked at.
+    pub fn with_permissions(mut self, permissions: crate::permissions::PermissionStore, now: i64) -> Self {
+        self.permissions = permissions;
+        self.now = now;
         self
     }
 

@@ -92,6 +92,8 @@ pub struct Decision {
     reasons: Vec<Reason>,
     /// Rule codes a break-glass waived for this call.
     waived: Vec<String>,
+    /// The grant that pre-authorised this call, when one did.
+    granted: Option<i64>,
 }
 
 impl Decision {
@@ -108,12 +110,22 @@ impl Decision {
         let mut reasons: Vec<Reason> = findings.into_iter().filter(|f| f.verdict > Verdict::Allow).collect();
         // Stable sort keeps the order checks ran in among equals.
         reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict).then(b.risk.cmp(&a.risk)));
-        Decision { verdict, risk, required, effective, reasons, waived: Vec::new() }
+        Decision { verdict, risk, required, effective, reasons, waived: Vec::new(), granted: None }
     }
 
     pub(crate) fn with_waived(mut self, waived: Vec<String>) -> Self {
         self.waived = waived;
         self
+    }
+
+    pub(crate) fn with_granted(mut self, granted: Option<i64>) -> Self {
+        self.granted = granted;
+        self
+    }
+
+    /// The grant that pre-authorised this call (turned its asks into an allow), if any.
+    pub fn granted(&self) -> Option<i64> {
+        self.granted
     }
 
     /// Rule codes a break-glass waived for this call (they would otherwise have asked or denied).
@@ -130,6 +142,7 @@ impl Decision {
             effective: None,
             reasons: vec![Reason::new(code, Verdict::Deny, RiskLevel::Critical, message)],
             waived: Vec::new(),
+            granted: None,
         }
     }
 

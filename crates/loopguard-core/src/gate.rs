@@ -161,6 +161,7 @@ impl<'p> Gate<'p> {
             }
         }
         let waived = waive(&mut findings, ctx);
+        let granted = grant(&mut findings, call, ctx);
         if ctx.require_approval && ctx.breaker > BreakerPosition::Stopped {
             findings.push(
                 Finding::new(
@@ -175,8 +176,24 @@ impl<'p> Gate<'p> {
                 .with_remedy("wait for the human's approval, or slow down."),
             );
         }
-        Decision::from_findings(findings, base_risk, required, effective).with_waived(waived)
+        Decision::from_findings(findings, base_risk, required, effective).with_waived(waived).with_granted(granted)
     }
+}
+
+/// The pre-authorised fast path: when the call would be asked about (no deny) and a grant covers
+/// it, its asks become allows. Backstops are never granted away.
+fn grant(findings: &mut [Finding], call: &ToolCall, ctx: &Context) -> Option<i64> {
+    let strictest = findings.iter().map(|f| f.verdict).max()?;
+    if strictest != Verdict::Ask
+        || findings.iter().any(|f| f.verdict == Verdict::Ask && BACKSTOPS.contains(&f.code.as_str()))
+    {
+        return None;
+    }
+    let g = ctx.permissions.is_authorized(call, call.session.as_deref(), ctx.now)?;
+    for f in findings.iter_mut().filter(|f| f.verdict == Verdict::Ask) {
+        f.verdict = Verdict::Allow;
+    }
+    Some(g.id)
 }
 
 /// Break-glass: findings a human waived for a while become allows (kept in the reasons, so the

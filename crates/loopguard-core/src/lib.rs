@@ -19,6 +19,7 @@ pub mod checks;
 mod decision;
 mod gate;
 pub mod merge;
+pub mod permissions;
 pub mod policy;
 pub mod reasons;
 mod risk;

@@ -102,6 +102,11 @@ enum Command {
         #[arg(long)]
         passphrase_stdin: bool,
     },
+    /// Grants: pre-authorise a tool on a resource (operator only), list, revoke.
+    Grant {
+        #[command(subcommand)]
+        command: GrantCommand,
+    },
     /// Whether a change (`base..head`) is eligible for an automatic merge (exit 1 when not).
     MergeCheck {
         /// The range, e.g. `main..HEAD`.
@@ -201,6 +206,50 @@ enum BreakerCommand {
     },
     /// Print the webhook signing key (created on first use).
     WebhookKey,
+}
+
+#[derive(Subcommand)]
+enum GrantCommand {
+    /// Pre-authorise a tool (name or glob) on a resource glob, here or for one session.
+    Add {
+        /// The operator granting it.
+        #[arg(long)]
+        operator: String,
+        /// Tool name or glob (`Bash`, `mcp__github__*`).
+        #[arg(long)]
+        tool: String,
+        /// Resource glob: a path for file tools, the command for Bash, the URL for WebFetch.
+        #[arg(long)]
+        resource: Option<String>,
+        /// How long (e.g. 2h); without it the grant lasts until revoked.
+        #[arg(long = "for")]
+        duration: Option<String>,
+        /// Only this host session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Why: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Allow a grant of any tool on any resource.
+        #[arg(long)]
+        allow_broad: bool,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// The grants in force here (policy and workspace), with warnings about broad ones.
+    List,
+    /// Remove a workspace grant.
+    Revoke {
+        /// The grant id.
+        id: i64,
+        /// The operator revoking it.
+        #[arg(long)]
+        operator: String,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -436,6 +485,38 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 "{}",
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Grant { command } => {
+            use loopguard::control;
+            let t = control::Target::of(&env, &cwd()?)?;
+            let out = match command {
+                GrantCommand::Add {
+                    operator,
+                    tool,
+                    resource,
+                    duration,
+                    session,
+                    reason,
+                    allow_broad,
+                    passphrase_stdin,
+                } => control::grant_add(
+                    &t,
+                    &operator,
+                    &tool,
+                    resource.as_deref(),
+                    duration.as_deref(),
+                    session.as_deref(),
+                    &reason,
+                    allow_broad,
+                    &mut secrets(passphrase_stdin),
+                )?,
+                GrantCommand::List => control::grant_list(&env, &t)?,
+                GrantCommand::Revoke { id, operator, passphrase_stdin } => {
+                    control::grant_revoke(&t, &operator, id, &mut secrets(passphrase_stdin))?
+                }
+            };
+            print!("{out}");
             Ok(ExitCode::SUCCESS)
         }
         Command::MergeCheck { range, json } => {

@@ -138,6 +138,10 @@ pub struct WsDoc {
     pub revoked: Option<(i64, String)>,
     /// Break-glass waivers in force (expired ones are dropped as they are seen).
     pub waivers: Vec<ActiveWaiver>,
+    /// Grants made with `loopguard grant` for this workspace (repo or session scope).
+    pub grants: Vec<loopguard_core::permissions::PermissionGrant>,
+    /// The next grant id.
+    pub next_grant: i64,
 }
 
 /// A break-glass waiver in force, as the hook needs it.

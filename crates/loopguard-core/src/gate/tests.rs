@@ -331,3 +331,39 @@ fn the_state_home_cannot_be_read_by_the_agent() {
         assert_eq!(d.reasons()[0].code, SELF_PROTECTION, "{tool}");
     }
 }
+
+#[test]
+fn a_grant_turns_an_ask_into_an_allow_but_never_a_deny() {
+    use crate::permissions::{GrantScope, PermissionGrant, PermissionStore};
+    let ws = ws();
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    let grant = |tool: &str, resource: Option<&str>, expires_at: Option<i64>| PermissionGrant {
+        id: 4,
+        tool: tool.into(),
+        resource: resource.map(str::to_string),
+        scope: GrantScope::Repo,
+        expires_at,
+        created_at: 0,
+        created_by: "ann".into(),
+        reason: "r".into(),
+    };
+    let store = PermissionStore {
+        grants: vec![grant("mcp__github__*", None, Some(1000)), grant("Bash", Some("rm -rf /"), None)],
+        revoked_at: None,
+    };
+    let mcp = ToolCall::new("mcp__github__create_issue", json!({"title": "x"}), ws.path());
+    let ctx = |now| Context::new(ws.path()).with_home(None).with_permissions(store.clone(), now);
+    // The policy asks for MCP tools; the grant pre-authorises them until it expires.
+    assert_eq!(gate.evaluate(&mcp, &Context::new(ws.path()).with_home(None)).verdict(), Verdict::Ask);
+    let d = gate.evaluate(&mcp, &ctx(999));
+    assert_eq!((d.verdict(), d.granted()), (Verdict::Allow, Some(4)));
+    assert_eq!(gate.evaluate(&mcp, &ctx(1000)).verdict(), Verdict::Ask, "expired between two calls");
+    // A deny stays a deny whatever the grant says.
+    let rm = ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path());
+    let d = gate.evaluate(&rm, &ctx(0));
+    assert_eq!((d.verdict(), d.granted()), (Verdict::Deny, None));
+    // The breaker's require-approval is not granted away.
+    let ctx = ctx(0).with_breaker_state(BreakerPosition::FullAuto, None, true);
+    assert_eq!(gate.evaluate(&mcp, &ctx).verdict(), Verdict::Ask);
+}

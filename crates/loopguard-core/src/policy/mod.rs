@@ -118,6 +118,7 @@ pub struct Policy {
     /// of the project layer (added).
     user_breakers: Vec<BreakerRule>,
     project_breakers: Vec<BreakerRule>,
+    grants: Vec<crate::permissions::PermissionGrant>,
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -255,6 +256,7 @@ impl Policy {
             breaker: BreakerConfig::default(),
             user_breakers: Vec::new(),
             project_breakers: Vec::new(),
+            grants: Vec::new(),
         }
     }
 
@@ -424,6 +426,7 @@ impl Policy {
             c.break_glass_max = m;
         }
         c.dual_control.extend(b.dual_control);
+        self.grants.extend(b.grants);
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -443,6 +446,11 @@ impl Policy {
         all.extend(self.project_breakers.iter().cloned());
         c.rules = all;
         c.break_glass_default = c.break_glass_default.min(c.break_glass_max);
+    }
+
+    /// Grants from the user policy (`[[grants]]`).
+    pub fn grants(&self) -> &[crate::permissions::PermissionGrant] {
+        &self.grants
     }
 
     /// The breaker settings.

@@ -184,6 +184,7 @@ impl Reader<'_> {
                 "breakers" => self.breakers(v, &mut layer.breaker),
                 "prices" => self.prices(v, &mut layer.breaker),
                 "break_glass" => self.break_glass(v, &mut layer.breaker),
+                "grants" => self.grants(v, &mut layer.breaker),
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }

@@ -20,6 +20,7 @@ pub(crate) struct BreakerLayer {
     pub bg_default: Option<u64>,
     pub bg_max: Option<u64>,
     pub dual_control: Vec<String>,
+    pub grants: Vec<crate::permissions::PermissionGrant>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -214,6 +215,62 @@ impl Reader<'_> {
         rule.min_volume = min_volume.unwrap_or(rule.min_volume);
         rule.revert = revert.unwrap_or(rule.revert) && rule.action == TripAction::Stop;
         Some(rule)
+    }
+
+    pub(crate) fn grants(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let DeValue::Array(items) = v.get_ref() else {
+            self.err(v.span(), "policy-type", "grants must be an array of tables ([[grants]])");
+            return;
+        };
+        if !self.user_only(v.span(), "[[grants]]") {
+            return;
+        }
+        for item in items.iter() {
+            let Some(t) = self.table(item, "[[grants]] entry") else { continue };
+            let (mut tool, mut resource, mut reason, mut expires) = (None, None, None, None);
+            for (k, v) in t.iter() {
+                match k.get_ref().as_ref() {
+                    "tool" => tool = self.string(v, "grants.tool"),
+                    "resource" => resource = self.string(v, "grants.resource"),
+                    "reason" => reason = self.string(v, "grants.reason"),
+                    "expires" => {
+                        if let Some(s) = self.string(v, "grants.expires") {
+                            match s.value.parse::<jiff::Timestamp>() {
+                                Ok(ts) => expires = Some(ts.as_second()),
+                                Err(_) => self.err(s.span, "policy-value", format!("grants.expires must be an RFC 3339 time like 2027-01-31T00:00:00Z, found \"{}\"", s.value)),
+                            }
+                        }
+                    }
+                    _ => self.unknown_key(k, "[[grants]]", &["tool", "resource", "reason", "expires"]),
+                }
+            }
+            let (Some(tool), Some(reason)) = (tool, reason) else {
+                self.err(item.span(), "policy-value", "[[grants]] entry needs `tool` and `reason`");
+                continue;
+            };
+            for (what, g) in [("tool", Some(&tool)), ("resource", resource.as_ref())] {
+                if let Some(g) = g
+                    && let Err(e) = globset::Glob::new(&g.value)
+                {
+                    self.err(
+                        g.span.clone(),
+                        "policy-value",
+                        format!("grants.{what} `{}` is not a valid glob: {e}", g.value),
+                    );
+                }
+            }
+            let id = -(i64::try_from(out.grants.len()).unwrap_or(0) + 1);
+            out.grants.push(crate::permissions::PermissionGrant {
+                id,
+                tool: tool.value,
+                resource: resource.map(|r| r.value),
+                scope: crate::permissions::GrantScope::User,
+                expires_at: expires,
+                created_at: 0,
+                created_by: "policy".into(),
+                reason: reason.value,
+            });
+        }
     }
 
     pub(crate) fn prices(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {

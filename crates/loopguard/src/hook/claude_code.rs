@@ -304,12 +304,17 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 let mut b =
                     crate::breaker::before(tx, cfg, &ws_key, &p.workspace, ev.session, transcript.as_deref(), now)?;
                 let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
+                let permissions = loopguard_core::permissions::PermissionStore {
+                    grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
+                    revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
+                };
                 let ctx = Context::new(&p.workspace)
                     .with_home(env.home.as_deref())
                     .with_mode(mode)
                     .with_protected(Some(&p.state), env.user_policy().as_deref())
                     .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
-                    .with_waivers(waivers);
+                    .with_waivers(waivers)
+                    .with_permissions(permissions, now);
                 let decision = Gate::new(policy).evaluate(&call, &ctx);
                 crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
                 Ok((decision, b))
@@ -338,6 +343,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "breaker": before.as_ref().map(|b| b.state.position.as_str()),
         "require_approval": before.as_ref().map(|b| b.state.require_approval),
         "waived": decision.waived(),
+        "granted": decision.granted(),
         "step": before.as_ref().map(|b| b.run.steps),
     }));
     let audited = write(&p.log, e);
