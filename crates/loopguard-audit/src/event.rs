@@ -45,6 +45,10 @@ pub enum EventKind {
     GrantAdded,
     /// A human revoked a grant.
     GrantRevoked,
+    /// A human switched yolo on.
+    YoloOn,
+    /// A yolo period ended (switched off or expired), with what it waved through.
+    YoloSummary,
 }
 
 /// An event before it is sealed into the chain.

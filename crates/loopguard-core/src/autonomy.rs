@@ -102,18 +102,20 @@ pub enum ExecutionMode {
     AutoEdit,
     /// Planning only: nothing may change.
     Plan,
-    /// The host asks nothing (Claude Code's `bypassPermissions`): loopguard is the only gate.
+    /// A human switched loopguard's yolo on (`loopguard yolo on`, always with an expiry): the
+    /// gate's asks are approved automatically; its denies and every backstop still hold.
     Yolo,
 }
 
 impl ExecutionMode {
     /// Maps Claude Code's `permission_mode` field. Unknown values map to `Normal`: the gate's own
     /// rules do not depend on the host asking, so guessing the least trusting host mode is safe.
+    /// The host's `bypassPermissions` is *not* yolo: it only silences the host's own prompts, and
+    /// only a human can switch loopguard's yolo on.
     pub fn from_claude(permission_mode: &str) -> Self {
         match permission_mode {
             "acceptEdits" => ExecutionMode::AutoEdit,
             "plan" => ExecutionMode::Plan,
-            "bypassPermissions" => ExecutionMode::Yolo,
             _ => ExecutionMode::Normal,
         }
     }

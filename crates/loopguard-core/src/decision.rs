@@ -94,6 +94,8 @@ pub struct Decision {
     waived: Vec<String>,
     /// The grant that pre-authorised this call, when one did.
     granted: Option<i64>,
+    /// Rule codes whose asks yolo approved.
+    yolo_approved: Vec<String>,
 }
 
 impl Decision {
@@ -110,7 +112,16 @@ impl Decision {
         let mut reasons: Vec<Reason> = findings.into_iter().filter(|f| f.verdict > Verdict::Allow).collect();
         // Stable sort keeps the order checks ran in among equals.
         reasons.sort_by(|a, b| b.verdict.cmp(&a.verdict).then(b.risk.cmp(&a.risk)));
-        Decision { verdict, risk, required, effective, reasons, waived: Vec::new(), granted: None }
+        Decision {
+            verdict,
+            risk,
+            required,
+            effective,
+            reasons,
+            waived: Vec::new(),
+            granted: None,
+            yolo_approved: Vec::new(),
+        }
     }
 
     pub(crate) fn with_waived(mut self, waived: Vec<String>) -> Self {
@@ -121,6 +132,16 @@ impl Decision {
     pub(crate) fn with_granted(mut self, granted: Option<i64>) -> Self {
         self.granted = granted;
         self
+    }
+
+    pub(crate) fn with_yolo(mut self, approved: Vec<String>) -> Self {
+        self.yolo_approved = approved;
+        self
+    }
+
+    /// Rule codes whose asks yolo approved for this call (empty when yolo did nothing).
+    pub fn yolo_approved(&self) -> &[String] {
+        &self.yolo_approved
     }
 
     /// The grant that pre-authorised this call (turned its asks into an allow), if any.
@@ -143,6 +164,7 @@ impl Decision {
             reasons: vec![Reason::new(code, Verdict::Deny, RiskLevel::Critical, message)],
             waived: Vec::new(),
             granted: None,
+            yolo_approved: Vec::new(),
         }
     }
 

@@ -162,6 +162,7 @@ impl<'p> Gate<'p> {
         }
         let waived = waive(&mut findings, ctx);
         let granted = grant(&mut findings, call, ctx);
+        let yolo = if ctx.mode == ExecutionMode::Yolo { yolo(&mut findings) } else { Vec::new() };
         if ctx.require_approval && ctx.breaker > BreakerPosition::Stopped {
             findings.push(
                 Finding::new(
@@ -176,8 +177,28 @@ impl<'p> Gate<'p> {
                 .with_remedy("wait for the human's approval, or slow down."),
             );
         }
-        Decision::from_findings(findings, base_risk, required, effective).with_waived(waived).with_granted(granted)
+        Decision::from_findings(findings, base_risk, required, effective)
+            .with_waived(waived)
+            .with_granted(granted)
+            .with_yolo(yolo)
     }
+}
+
+/// Yolo: every ask is approved — when nothing denies and no ask is a backstop (the breaker's
+/// require-approval, secrets, self-protection…). Denies (forbidden commands, protected and
+/// denylisted paths, the breaker's stop) are untouched. Returns the codes it approved.
+fn yolo(findings: &mut [Finding]) -> Vec<String> {
+    if findings.iter().any(|f| f.verdict == Verdict::Deny)
+        || findings.iter().any(|f| f.verdict == Verdict::Ask && BACKSTOPS.contains(&f.code.as_str()))
+    {
+        return Vec::new();
+    }
+    let mut approved = Vec::new();
+    for f in findings.iter_mut().filter(|f| f.verdict == Verdict::Ask) {
+        f.verdict = Verdict::Allow;
+        approved.push(f.code.clone());
+    }
+    approved
 }
 
 /// The pre-authorised fast path: when the call would be asked about (no deny) and a grant covers

@@ -102,6 +102,12 @@ enum Command {
         #[arg(long)]
         passphrase_stdin: bool,
     },
+    /// Yolo: approve the gate's asks automatically for a while (operator only; denies and
+    /// backstops still hold).
+    Yolo {
+        #[command(subcommand)]
+        command: YoloCommand,
+    },
     /// Grants: pre-authorise a tool on a resource (operator only), list, revoke.
     Grant {
         #[command(subcommand)]
@@ -206,6 +212,27 @@ enum BreakerCommand {
     },
     /// Print the webhook signing key (created on first use).
     WebhookKey,
+}
+
+#[derive(Subcommand)]
+enum YoloCommand {
+    /// Switch yolo on for a while.
+    On {
+        /// The operator switching it on.
+        #[arg(long)]
+        operator: String,
+        /// How long (required; at most break_glass.max).
+        #[arg(long = "for")]
+        duration: String,
+        /// Why: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// Switch yolo off now (audits what it approved).
+    Off,
 }
 
 #[derive(Subcommand)]
@@ -485,6 +512,22 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 "{}",
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Yolo { command } => {
+            let t = loopguard::control::Target::of(&env, &cwd()?)?;
+            let out = match command {
+                YoloCommand::On { operator, duration, reason, passphrase_stdin } => loopguard::control::yolo_on(
+                    &env,
+                    &t,
+                    &operator,
+                    &duration,
+                    &reason,
+                    &mut secrets(passphrase_stdin),
+                )?,
+                YoloCommand::Off => loopguard::control::yolo_off(&t)?,
+            };
+            print!("{out}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Grant { command } => {

@@ -142,6 +142,45 @@ pub struct WsDoc {
     pub grants: Vec<loopguard_core::permissions::PermissionGrant>,
     /// The next grant id.
     pub next_grant: i64,
+    /// Yolo, while a human has it on.
+    pub yolo: Option<Yolo>,
+}
+
+/// A yolo period: a human let loopguard approve its asks until `until`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Yolo {
+    /// The operator who switched it on.
+    pub operator: String,
+    /// Why.
+    pub reason: String,
+    /// From (Unix seconds).
+    pub from: i64,
+    /// Until (Unix seconds).
+    pub until: i64,
+    /// Calls whose asks it approved.
+    pub approved: u64,
+    /// How often each rule code was approved.
+    pub codes: std::collections::BTreeMap<String, u64>,
+}
+
+impl Yolo {
+    /// Counts one call it waved through (`record_operation`).
+    pub fn record_operation(&mut self, codes: &[String]) {
+        self.approved = self.approved.saturating_add(1);
+        for c in codes {
+            let n = self.codes.entry(c.clone()).or_insert(0);
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// The closing summary of the period (`audit_summary`), for the audit log.
+    pub fn audit_summary(&self, ended: i64, how: &str) -> serde_json::Value {
+        serde_json::json!({
+            "operator": self.operator, "reason": self.reason, "from": self.from, "until": self.until,
+            "ended": ended, "how": how, "approved": self.approved, "codes": self.codes,
+        })
+    }
 }
 
 /// A break-glass waiver in force, as the hook needs it.

@@ -154,3 +154,48 @@ fn policy_grants_apply_in_every_workspace() {
     assert_eq!(v, "deny");
     assert!(reason.contains("[[grants]] may only be set in the user policy"), "{reason}");
 }
+
+#[test]
+fn yolo_is_human_only_time_boxed_counted_and_summarised() {
+    let mut sb = Sandbox::new();
+    at(&mut sb, 1_900_000_000);
+    sb.run(&["operator", "init", "--name", "ann", "--passphrase-stdin"], &format!("{PASS}\n"));
+    // The host's bypassPermissions is not yolo.
+    assert_eq!(mcp(&sb), "ask");
+    let (code, _, err) = sb.run(
+        &["yolo", "on", "--operator", "ann", "--for", "5h", "--reason", "r", "--passphrase-stdin"],
+        &format!("{PASS}\n"),
+    );
+    assert!(code != 0 && err.contains("at most 14400"), "{err}");
+    let (code, out, err) = sb.run(
+        &["yolo", "on", "--operator", "ann", "--for", "10m", "--reason", "demo day", "--passphrase-stdin"],
+        &format!("{PASS}\n"),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("yolo on"), "{out}");
+    assert_eq!(mcp(&sb), "allow");
+    assert_eq!(verdict(&sb.pre("s", "Bash", json!({"command": "rm -rf \"$DIR\""}))), "allow");
+    // Backstops hold.
+    assert_eq!(verdict(&sb.pre("s", "Bash", json!({"command": "rm -rf /"}))), "deny");
+    assert_eq!(verdict(&sb.pre("s", "Write", json!({"file_path": "/etc/passwd", "content": "x"}))), "deny");
+    // It expires on its own, and the period is summarised in the audit log.
+    at(&mut sb, 1_900_000_000 + 11 * 60);
+    assert_eq!(mcp(&sb), "ask");
+    let (_, tail, _) = sb.run(&["audit", "tail", "--json", "-n", "100"], "");
+    let summary = tail
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["kind"] == "yolo-summary")
+        .expect("a yolo summary");
+    assert_eq!(summary["details"]["approved"], 2);
+    assert_eq!(summary["details"]["how"], "expired");
+    assert_eq!(summary["details"]["codes"]["tool-policy"], 1);
+    let (_, out, _) = sb.run(&["yolo", "off"], "");
+    assert_eq!(out.trim(), "yolo was not on");
+    // The agent cannot switch it on.
+    let (v, reason) =
+        decision(&sb.pre("s", "Bash", json!({"command": "loopguard yolo on --for 1h --operator ann --reason x"})))
+            .unwrap();
+    assert_eq!(v, "deny");
+    assert!(reason.contains("[self-protection]"), "{reason}");
+}

@@ -367,3 +367,33 @@ fn a_grant_turns_an_ask_into_an_allow_but_never_a_deny() {
     let ctx = ctx(0).with_breaker_state(BreakerPosition::FullAuto, None, true);
     assert_eq!(gate.evaluate(&mcp, &ctx).verdict(), Verdict::Ask);
 }
+
+#[test]
+fn yolo_approves_asks_but_every_backstop_holds() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    let yolo = Context::new(ws.path()).with_home(None).with_mode(ExecutionMode::Yolo);
+    let call = |tool: &str, input: serde_json::Value| ToolCall::new(tool, input, ws.path());
+    // Asks become allows, and the decision says which.
+    let mcp = call("mcp__x__y", json!({}));
+    let d = gate.evaluate(&mcp, &yolo);
+    assert_eq!(d.verdict(), Verdict::Allow);
+    assert_eq!(d.yolo_approved(), ["tool-policy"]);
+    let dynamic = call("Bash", json!({"command": "rm -rf \"$DIR\""}));
+    assert_eq!(gate.evaluate(&dynamic, &Context::new(ws.path()).with_home(None)).verdict(), Verdict::Ask);
+    assert_eq!(gate.evaluate(&dynamic, &yolo).verdict(), Verdict::Allow);
+    // Denies stay: forbidden commands, paths outside, denylisted paths.
+    for (tool, input) in [
+        ("Bash", json!({"command": "rm -rf /"})),
+        ("Write", json!({"file_path": "/etc/passwd", "content": "x"})),
+        ("Write", json!({"file_path": ws.path().join(".env"), "content": "x"})),
+    ] {
+        let d = gate.evaluate(&call(tool, input), &yolo);
+        assert_eq!(d.verdict(), Verdict::Deny, "{}", d.explain());
+        assert!(d.yolo_approved().is_empty());
+    }
+    // The breaker's require-approval is not waved through.
+    let tripped = yolo.clone().with_breaker_state(BreakerPosition::FullAuto, None, true);
+    assert_eq!(gate.evaluate(&mcp, &tripped).verdict(), Verdict::Ask);
+}

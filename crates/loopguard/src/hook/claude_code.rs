@@ -291,6 +291,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     };
     let now = crate::effects::now();
     let ws_key = workspace_key(&p.workspace);
+    let mut ended_yolo = None;
     let policy = Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace)));
     // One transaction: breaker state and run metrics before, the gate, the counters after.
     let outcome = match &policy {
@@ -308,6 +309,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
                     revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
                 };
+                // Yolo: on while a human's period lasts; an expired one is closed with a summary.
+                let yolo_on = b.doc.yolo.as_ref().is_some_and(|y| y.until > now);
+                if let Some(y) = b.doc.yolo.take_if(|y| y.until <= now) {
+                    ended_yolo = Some(y.audit_summary(now, "expired"));
+                }
+                let mode = if yolo_on && mode != ExecutionMode::Plan { ExecutionMode::Yolo } else { mode };
                 let ctx = Context::new(&p.workspace)
                     .with_home(env.home.as_deref())
                     .with_mode(mode)
@@ -316,6 +323,9 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     .with_waivers(waivers)
                     .with_permissions(permissions, now);
                 let decision = Gate::new(policy).evaluate(&call, &ctx);
+                if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
+                    y.record_operation(decision.yolo_approved());
+                }
                 crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
                 Ok((decision, b))
             })
@@ -344,8 +354,14 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "require_approval": before.as_ref().map(|b| b.state.require_approval),
         "waived": decision.waived(),
         "granted": decision.granted(),
+        "yolo_approved": decision.yolo_approved(),
         "step": before.as_ref().map(|b| b.run.steps),
     }));
+    if let Some(summary) = ended_yolo {
+        let mut y = new_event(ev, EventKind::YoloSummary);
+        y.details = Some(summary);
+        let _ = p.log.append(y);
+    }
     let audited = write(&p.log, e);
     if let (Some(b), Ok(policy)) = (&before, &policy) {
         audit_trips(&p, ev.session, &b.new_trips, &b.cleared);
