@@ -102,20 +102,36 @@ pub enum ExecutionMode {
     AutoEdit,
     /// Planning only: nothing may change.
     Plan,
+    /// The host asks nothing (Claude Code's `bypassPermissions`, unattended loops): no
+    /// confirmation layer — loopguard's own findings alone decide what is asked or denied.
+    Unattended,
     /// A human switched loopguard's yolo on (`loopguard yolo on`, always with an expiry): the
     /// gate's asks are approved automatically; its denies and every backstop still hold.
     Yolo,
 }
 
 impl ExecutionMode {
+    /// The stable name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionMode::Normal => "normal",
+            ExecutionMode::AutoEdit => "auto-edit",
+            ExecutionMode::Plan => "plan",
+            ExecutionMode::Unattended => "unattended",
+            ExecutionMode::Yolo => "yolo",
+        }
+    }
+
     /// Maps Claude Code's `permission_mode` field. Unknown values map to `Normal`: the gate's own
     /// rules do not depend on the host asking, so guessing the least trusting host mode is safe.
-    /// The host's `bypassPermissions` is *not* yolo: it only silences the host's own prompts, and
-    /// only a human can switch loopguard's yolo on.
+    /// The host's `bypassPermissions` is *not* yolo: it removes the confirmation layer (the
+    /// host will not prompt), but loopguard's asks and denies stand; only a human can switch
+    /// loopguard's yolo on, and only for a while.
     pub fn from_claude(permission_mode: &str) -> Self {
         match permission_mode {
             "acceptEdits" => ExecutionMode::AutoEdit,
             "plan" => ExecutionMode::Plan,
+            "bypassPermissions" | "dontAsk" => ExecutionMode::Unattended,
             _ => ExecutionMode::Normal,
         }
     }

@@ -66,13 +66,14 @@ pub struct Waiver {
 }
 
 impl Context {
-    /// A context for a workspace, with `HOME` from the environment, no breaker cap and normal mode.
+    /// A context for a workspace, with `HOME` from the environment, no breaker cap and the
+    /// unattended mode (no confirmation layer: findings alone decide; the hook sets the host's mode).
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Context {
             workspace: workspace.into(),
             home: std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
             breaker: BreakerPosition::FullAuto,
-            mode: ExecutionMode::Normal,
+            mode: ExecutionMode::Unattended,
             state_home: None,
             user_policy: None,
             paused: None,

@@ -161,6 +161,7 @@ impl<'p> Gate<'p> {
             }
         }
         let waived = waive(&mut findings, ctx);
+        confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
         let granted = grant(&mut findings, call, ctx);
         let yolo = if ctx.mode == ExecutionMode::Yolo { yolo(&mut findings) } else { Vec::new() };
         if ctx.require_approval && ctx.breaker > BreakerPosition::Stopped {
@@ -181,6 +182,59 @@ impl<'p> Gate<'p> {
             .with_waived(waived)
             .with_granted(granted)
             .with_yolo(yolo)
+    }
+}
+
+/// The risk a call carries for the execution mode's confirmation layer: its findings, the level
+/// it needs (implement and PR are medium, merge and above high), and — for tools other than the
+/// shell, whose risk is what its analysis found — the tool's own base risk.
+fn call_risk(findings: &[Finding], meta: Option<ToolMetadata>, required: AutonomyLevel) -> RiskLevel {
+    let level = match required {
+        AutonomyLevel::Observe | AutonomyLevel::Suggest => RiskLevel::Low,
+        AutonomyLevel::Implement | AutonomyLevel::Pr => RiskLevel::Medium,
+        _ => RiskLevel::High,
+    };
+    let base = meta.filter(|m| m.kind != ToolKind::Shell).map_or(RiskLevel::Low, |m| m.risk);
+    findings.iter().map(|f| f.risk).fold(level.max(base), std::cmp::max)
+}
+
+/// The mode × risk matrix. Normal: a call of medium risk or more that nothing else asks or
+/// denies needs the human's confirmation (`confirmation-required`, ask) unless a grant covers it.
+/// Auto-edit: the same, except file edits inside the workspace. Plan (capped at suggest by the
+/// autonomy check), unattended (no confirmation layer) and yolo add nothing here.
+fn confirmation(
+    findings: &mut Vec<Finding>,
+    call: &ToolCall,
+    ctx: &Context,
+    meta: Option<ToolMetadata>,
+    required: AutonomyLevel,
+    rule: Option<Verdict>,
+) {
+    let layer = match ctx.mode {
+        ExecutionMode::Normal => true,
+        ExecutionMode::AutoEdit => meta.is_none_or(|m| m.kind != ToolKind::FileWrite),
+        ExecutionMode::Plan | ExecutionMode::Unattended | ExecutionMode::Yolo => false,
+    };
+    let verdict = rule.unwrap_or(Verdict::Ask);
+    if !layer || verdict == Verdict::Allow || findings.iter().any(|f| f.verdict > Verdict::Allow) {
+        return;
+    }
+    let risk = call_risk(findings, meta, required);
+    if risk >= RiskLevel::Medium {
+        findings.push(
+            Finding::new(
+                CONFIRMATION_REQUIRED,
+                verdict,
+                risk,
+                format!(
+                    "`{}` is a {} risk call; in {} mode the human confirms it.",
+                    call.tool,
+                    risk.as_str(),
+                    ctx.mode.as_str()
+                ),
+            )
+            .with_remedy("wait for the human, or ask them for a grant (`loopguard grant add`) for this kind of call."),
+        );
     }
 }
 

@@ -174,3 +174,88 @@ mod tests {
         assert_eq!(store.warnings().len(), 2);
     }
 }
+
+/// What the permission check concluded about one call — the object callers branch on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionResult {
+    /// allow, ask or deny.
+    pub decision: crate::Verdict,
+    /// Why, strictest first.
+    pub reasons: Vec<crate::Reason>,
+    /// The grant that pre-authorised the call.
+    pub matched_grant: Option<i64>,
+    /// How risky the call is.
+    pub risk: crate::RiskLevel,
+    /// The autonomy level it needs.
+    pub required_level: crate::AutonomyLevel,
+    /// min(policy level, breaker cap); `None` when the breaker stops everything.
+    pub effective_level: Option<crate::AutonomyLevel>,
+    /// A human must confirm it (the decision is ask).
+    pub needs_confirmation: bool,
+    /// Codes whose asks yolo approved.
+    pub yolo_approved: Vec<String>,
+    /// Codes a break-glass waived.
+    pub waived: Vec<String>,
+    /// The full decision (for its explanation).
+    pub full: crate::Decision,
+}
+
+impl From<crate::Decision> for PermissionResult {
+    fn from(d: crate::Decision) -> Self {
+        PermissionResult {
+            decision: d.verdict(),
+            reasons: d.reasons().to_vec(),
+            matched_grant: d.granted(),
+            risk: d.risk(),
+            required_level: d.required_level(),
+            effective_level: d.effective_level(),
+            needs_confirmation: d.verdict() == crate::Verdict::Ask,
+            yolo_approved: d.yolo_approved().to_vec(),
+            waived: d.waived().to_vec(),
+            full: d,
+        }
+    }
+}
+
+/// Checks calls against a policy and the context's grants, mode and breaker.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionChecker<'p> {
+    gate: crate::Gate<'p>,
+}
+
+impl<'p> PermissionChecker<'p> {
+    /// A checker over a loaded policy.
+    pub fn new(policy: &'p crate::Policy) -> Self {
+        PermissionChecker { gate: crate::Gate::new(policy) }
+    }
+
+    /// Checks one call. Cannot fail (the gate turns any internal error into a deny).
+    pub fn check(&self, call: &ToolCall, ctx: &crate::Context) -> PermissionResult {
+        self.gate.evaluate(call, ctx).into()
+    }
+}
+
+#[cfg(test)]
+mod checker_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_result_carries_what_callers_branch_on() {
+        let p = crate::Policy::builtin();
+        let checker = PermissionChecker::new(&p);
+        let ctx = crate::Context::new("/w").with_mode(crate::ExecutionMode::Normal).with_home(None);
+        let r = checker.check(&ToolCall::new("mcp__a__b", json!({}), "/w"), &ctx);
+        assert_eq!(r.decision, crate::Verdict::Ask);
+        assert!(r.needs_confirmation);
+        assert_eq!(r.required_level, crate::AutonomyLevel::Implement);
+        assert_eq!(r.effective_level, Some(crate::AutonomyLevel::Pr));
+        assert_eq!(r.reasons[0].code, "tool-policy");
+        assert!(r.matched_grant.is_none());
+        let r = checker.check(&ToolCall::new("Bash", json!({"command": "rm -rf /"}), "/w"), &ctx);
+        assert_eq!(
+            (r.decision, r.needs_confirmation, r.risk),
+            (crate::Verdict::Deny, false, crate::RiskLevel::Critical)
+        );
+    }
+}

@@ -43,6 +43,8 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
+    MERGE_NOT_ELIGIBLE = "merge-not-eligible": "A merge (or push to a protected branch) at the `merge` level is allowed only for a change `loopguard merge-check` finds eligible; this one is not, or cannot be checked.";
+    CONFIRMATION_REQUIRED = "confirmation-required": "In normal mode a call of medium risk or more needs the human's confirmation unless a grant covers it (in auto-edit mode, workspace edits do not).";
     BREAKER_REQUIRE_APPROVAL = "breaker-require-approval": "A tripped circuit breaker requires approval: a call that would be allowed is asked instead.";
     HOOK_INPUT_INVALID = "hook-input-invalid": "The hook's stdin is not the JSON object the host protocol describes.";
     HOOK_INPUT_TOO_LARGE = "hook-input-too-large": "The hook's stdin is larger than 1 MiB.";
@@ -119,6 +121,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_INLINE_CODE,
     PATH_HARDLINK,
     SECRET_IN_ARGUMENTS,
+    CONFIRMATION_REQUIRED,
 ];
 
 /// Whether a code is a built-in reason code.

@@ -82,3 +82,52 @@ pub fn render(r: &MergeReport) -> String {
     });
     out
 }
+
+/// The range a merge-level shell command would merge, when it is simple enough to tell:
+/// `git merge <ref>` → `HEAD..<ref>`, `git push <remote> <src>:<dst>|<branch>` → `<remote>/<dst>..<src>`.
+/// Anything else (wrappers, compound commands, `gh pr merge`) → `None`: the caller fails closed.
+pub fn merge_range(command: &str) -> Option<String> {
+    if command.chars().any(|c| ";&|$`<>()\"'\\\n*?".contains(c)) {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    match words.as_slice() {
+        ["git", "merge", rest @ ..] => {
+            let refs: Vec<&&str> = rest.iter().filter(|w| !w.starts_with('-')).collect();
+            match refs.as_slice() {
+                [r] => Some(format!("HEAD..{r}")),
+                _ => None,
+            }
+        }
+        ["git", "push", rest @ ..] => {
+            let args: Vec<&&str> = rest.iter().filter(|w| !w.starts_with('-')).collect();
+            match args.as_slice() {
+                [remote, spec] => {
+                    let (src, dst) = spec.split_once(':').unwrap_or((spec, spec));
+                    let src = if src.is_empty() { "HEAD" } else { src };
+                    Some(format!("{remote}/{dst}..{src}"))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_ranges_of_simple_commands_only() {
+        assert_eq!(merge_range("git merge feature/x").as_deref(), Some("HEAD..feature/x"));
+        assert_eq!(merge_range("git merge --no-ff topic").as_deref(), Some("HEAD..topic"));
+        assert_eq!(merge_range("git push origin main").as_deref(), Some("origin/main..main"));
+        assert_eq!(merge_range("git push origin HEAD:main").as_deref(), Some("origin/main..HEAD"));
+        for c in
+            ["gh pr merge 12", "git merge a b", "git push", "git merge $(x)", "cd x && git merge y", "sudo git merge y"]
+        {
+            assert_eq!(merge_range(c), None, "{c}");
+        }
+    }
+}

@@ -573,7 +573,7 @@ fn wall_clock_trips_with_the_injected_clock() {
 fn pre_in(sb: &Sandbox, ws: &Path, session: &str) -> String {
     let ev = json!({
         "session_id": session, "transcript_path": sb.root.path().join(format!("{session}.jsonl")),
-        "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "cwd": ws, "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse", "tool_name": "Write",
         "tool_input": {"file_path": ws.join("f.txt"), "content": "x"}, "tool_use_id": "t"
     });
     let out = sb.hook(ev.to_string().as_bytes());

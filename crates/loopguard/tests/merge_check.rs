@@ -107,3 +107,37 @@ fn a_denylisted_path_is_never_eligible() {
     assert_eq!(code, 1, "{r:#}");
     assert_eq!(r["files"][0]["reason"], "the path is on the denylist");
 }
+
+fn pre_bash(sb: &Sandbox, command: &str) -> (String, String) {
+    let ev = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": sb.ws, "permission_mode": "bypassPermissions",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t"
+    });
+    common::decision(&sb.hook(ev.to_string().as_bytes())).unwrap_or(("allow".into(), String::new()))
+}
+
+#[test]
+fn the_gate_lets_a_merge_through_only_for_an_eligible_change() {
+    let sb = repo();
+    let branch = |name: &str, path: &str, text: &str| {
+        git(&sb, &["checkout", "-q", "-b", name, "main"]);
+        sb.write(path, text);
+        git(&sb, &["commit", "-q", "-am", name]);
+        git(&sb, &["checkout", "-q", "main"]);
+    };
+    branch("typo", "README.md", "# Project\n\nThe gate checks every call.\n");
+    branch("code", "src/lib.rs", "use std::io;\nuse std::fmt;\n\npub fn f(x: i32) -> i32 { x - 1 }\n");
+    // The default policy (autonomy pr) does not merge at all.
+    let (v, reason) = pre_bash(&sb, "git merge typo");
+    assert_eq!(v, "deny");
+    assert!(reason.contains("[autonomy-exceeded]"), "{reason}");
+    // With merge granted by the policy: only the eligible change goes through.
+    sb.user_policy("[gate]\nautonomy = \"merge\"\n");
+    assert_eq!(pre_bash(&sb, "git merge typo").0, "allow");
+    let (v, reason) = pre_bash(&sb, "git merge code");
+    assert_eq!(v, "deny");
+    assert!(reason.contains("[merge-not-eligible]") && reason.contains("src/lib.rs"), "{reason}");
+    let (v, reason) = pre_bash(&sb, "gh pr merge 12 --squash");
+    assert_eq!(v, "deny");
+    assert!(reason.contains("cannot tell which change"), "{reason}");
+}

@@ -397,3 +397,62 @@ fn yolo_approves_asks_but_every_backstop_holds() {
     let tripped = yolo.clone().with_breaker_state(BreakerPosition::FullAuto, None, true);
     assert_eq!(gate.evaluate(&mcp, &tripped).verdict(), Verdict::Ask);
 }
+
+#[test]
+fn the_mode_by_risk_matrix() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    let call = |tool: &str, input: serde_json::Value| ToolCall::new(tool, input, ws.path());
+    let read = call("Read", json!({"file_path": ws.path().join("a")}));
+    let status = call("Bash", json!({"command": "git status"}));
+    let edit = call("Write", json!({"file_path": ws.path().join("a"), "content": "x"}));
+    let build = call("Bash", json!({"command": "touch out.txt"}));
+    let fetch = call("WebFetch", json!({"url": "https://docs.rs/", "prompt": "p"}));
+    let rm_root = call("Bash", json!({"command": "rm -rf /"}));
+    use ExecutionMode::*;
+    use Verdict::*;
+    // (call, normal, auto-edit, plan, unattended, yolo)
+    let rows = [
+        (&read, Allow, Allow, Allow, Allow, Allow),
+        (&status, Allow, Allow, Allow, Allow, Allow),
+        (&edit, Ask, Allow, Deny, Allow, Allow),
+        (&build, Ask, Ask, Deny, Allow, Allow),
+        (&fetch, Ask, Ask, Allow, Allow, Allow),
+        (&rm_root, Deny, Deny, Deny, Deny, Deny),
+    ];
+    for (c, normal, auto_edit, plan, unattended, yolo) in rows {
+        for (mode, want) in
+            [(Normal, normal), (AutoEdit, auto_edit), (Plan, plan), (Unattended, unattended), (Yolo, yolo)]
+        {
+            let d = gate.evaluate(c, &Context::new(ws.path()).with_home(None).with_mode(mode));
+            assert_eq!(d.verdict(), want, "{} in {mode:?}: {}", c.tool, d.explain());
+        }
+    }
+    // In normal mode a grant is the confirmation.
+    let store = crate::permissions::PermissionStore {
+        grants: vec![crate::permissions::PermissionGrant {
+            id: 9,
+            tool: "Write".into(),
+            resource: Some(format!("{}/**", ws.path().display())),
+            scope: crate::permissions::GrantScope::Repo,
+            expires_at: None,
+            created_at: 0,
+            created_by: "ann".into(),
+            reason: "r".into(),
+        }],
+        revoked_at: None,
+    };
+    let ctx = Context::new(ws.path()).with_home(None).with_mode(Normal).with_permissions(store, 0);
+    let d = gate.evaluate(&edit, &ctx);
+    assert_eq!((d.verdict(), d.granted()), (Allow, Some(9)));
+    // And the policy can switch the layer off.
+    let off = Policy::from_layers(&[(
+        LayerKind::User,
+        PathBuf::from("u.toml"),
+        "[rules]\nconfirmation-required = \"allow\"\n".into(),
+    )])
+    .unwrap();
+    let d = Gate::new(&off).evaluate(&edit, &Context::new(ws.path()).with_home(None).with_mode(Normal));
+    assert_eq!(d.verdict(), Allow);
+}

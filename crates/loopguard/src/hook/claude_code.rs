@@ -13,7 +13,7 @@ use crate::sessions::{HostProcess, Sessions};
 use crate::state::{Env, audit_log, project_policy, sha256_hex, workspace_key};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::reasons::*;
-use loopguard_core::{Context, Decision, ExecutionMode, Gate, Policy, Reason, RiskLevel, ToolCall, Verdict};
+use loopguard_core::{Context, Decision, ExecutionMode, Policy, Reason, RiskLevel, ToolCall, Verdict};
 use serde_json::{Map, Value, json};
 use std::io::Read;
 use std::path::PathBuf;
@@ -261,6 +261,48 @@ fn evidence_failed(p: &Place, policy: &Policy, session: &str) -> bool {
     .is_ok_and(|t| !t.is_empty())
 }
 
+/// The auto-merge prohibition: a call the gate lets through at the `merge` level (the policy
+/// grants merge) still needs a change `loopguard merge-check` finds eligible. A command whose range
+/// cannot be told (wrappers, `gh pr merge`) or checked is denied.
+fn merge_gate(
+    decision: Decision,
+    tool: &str,
+    input: &Value,
+    workspace: &std::path::Path,
+    policy: &Policy,
+    home: Option<&std::path::Path>,
+) -> Decision {
+    if decision.verdict() == Verdict::Deny || decision.required_level() != loopguard_core::AutonomyLevel::Merge {
+        return decision;
+    }
+    let command = (tool == "Bash").then(|| input.get("command").and_then(Value::as_str)).flatten();
+    let why = match command.and_then(crate::merge_check::merge_range) {
+        None => "loopguard cannot tell which change this merges, so it cannot check that it is eligible".to_string(),
+        Some(range) => match crate::merge_check::run(workspace, &range, policy, home) {
+            Ok(r) if r.eligible => return decision,
+            Ok(r) => {
+                let no: Vec<String> = r
+                    .files
+                    .iter()
+                    .filter(|f| f.category.is_none())
+                    .map(|f| format!("{}: {}", f.path, f.reason))
+                    .collect();
+                format!("`{range}` is not eligible for an automatic merge ({})", no.join("; "))
+            }
+            Err(e) => format!("`{range}` cannot be checked: {e}"),
+        },
+    };
+    decision.escalate_to_deny(
+        Reason::new(
+            MERGE_NOT_ELIGIBLE,
+            Verdict::Deny,
+            RiskLevel::High,
+            format!("{why}; a human reviews and merges it."),
+        )
+        .with_remedy("open a pull request and leave the merge to the human."),
+    )
+}
+
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let tool = match field_str(ev.obj, "tool_name") {
         Ok(t) => t,
@@ -322,7 +364,8 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
                     .with_waivers(waivers)
                     .with_permissions(permissions, now);
-                let decision = Gate::new(policy).evaluate(&call, &ctx);
+                let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
+                let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                     y.record_operation(decision.yolo_approved());
                 }
@@ -341,6 +384,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         Ok((d, b)) => (d, Some(b)),
         Err(d) => (d, None),
     };
+
     let mut e = new_event(ev, EventKind::PreToolUse);
     e.decision = Some(decision.verdict().as_str().into());
     e.reasons = decision.codes();
