@@ -620,12 +620,17 @@ fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Re
         }
     }
     match Policy::from_layers(&texts) {
-        Ok(_) => {
+        Ok(policy) => {
             for (kind, path, _) in &texts {
                 println!("ok: {} ({} layer)", path.display(), kind.as_str());
             }
             if texts.is_empty() {
                 println!("ok: no policy files; the built-in policy applies");
+            }
+            let grants =
+                loopguard_core::permissions::PermissionStore { grants: policy.grants().to_vec(), revoked_at: None };
+            for w in grants.warnings() {
+                println!("warning: {w}");
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -199,3 +199,12 @@ fn yolo_is_human_only_time_boxed_counted_and_summarised() {
     assert_eq!(v, "deny");
     assert!(reason.contains("[self-protection]"), "{reason}");
 }
+
+#[test]
+fn policy_check_warns_about_an_over_broad_policy_grant() {
+    let sb = Sandbox::new();
+    sb.user_policy("[[grants]]\ntool = \"*\"\nreason = \"lazy\"\n");
+    let (code, out, err) = sb.run(&["policy", "check"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("warning: grant #-1 (`*` on any resource, by policy)"), "{out}");
+}
