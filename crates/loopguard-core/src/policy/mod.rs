@@ -635,6 +635,55 @@ impl Policy {
         for (code, v) in &self.rules {
             out.push_str(&format!("{code} = \"{}\"\n", v.as_str()));
         }
+        let b = &self.breaker;
+        out.push_str(&format!("\n[breaker]\nprofile = \"{}\"\nhysteresis = {}\n", b.profile.as_str(), b.hysteresis));
+        if let Some(u) = &b.webhook_url {
+            out.push_str(&format!("webhook_url = {}\n", toml_str(u)));
+        }
+        out.push_str(&format!(
+            "\n[break_glass]\ndefault = \"{}s\"\nmax = \"{}s\"\ndual_control = [{}]\n",
+            b.break_glass_default,
+            b.break_glass_max,
+            b.dual_control.iter().map(|d| toml_str(d)).collect::<Vec<_>>().join(", ")
+        ));
+        for r in &b.rules {
+            out.push_str(&format!(
+                "\n[[breakers]]\ntrigger = \"{}\"\nthreshold = {}\n{}action = \"{}\"\ncooldown = \"{}s\"\nreset = \"{}\"\nmin_volume = {}\nrevert = {}\n",
+                r.trigger.as_str(),
+                r.threshold,
+                r.window.map(|w| format!("window = \"{w}s\"\n")).unwrap_or_default(),
+                r.action.as_str(),
+                r.cooldown,
+                r.reset.as_str(),
+                r.min_volume,
+                r.revert
+            ));
+        }
+        out.push_str("\n[prices]\n");
+        let mut prices: Vec<_> = b.prices.iter().collect();
+        prices.sort_by(|a, b| a.0.cmp(&b.0));
+        for (model, p) in prices {
+            out.push_str(&format!(
+                "{} = {{ input = {}, output = {}, cache_write = {}, cache_read = {} }}\n",
+                toml_str(model),
+                p.input,
+                p.output,
+                p.cache_write,
+                p.cache_read
+            ));
+        }
+        for g in &self.grants {
+            out.push_str(&format!(
+                "\n[[grants]]\ntool = {}\n{}reason = {}\n{}",
+                toml_str(&g.tool),
+                g.resource.as_deref().map(|r| format!("resource = {}\n", toml_str(r))).unwrap_or_default(),
+                toml_str(&g.reason),
+                g.expires_at
+                    .and_then(|e| jiff::Timestamp::from_second(e).ok())
+                    .map(|t| format!("expires = \"{t}\"\n"))
+                    .unwrap_or_default()
+            ));
+        }
         for c in &self.commands {
             out.push_str(&format!(
                 "\n[[commands]]  # {} ({})\ncode = {}\nprogram = {}\nflags = [{}]\nargs = [{}]\ndecision = \"{}\"\nmessage = {}\n",
