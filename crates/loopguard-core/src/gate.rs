@@ -98,6 +98,17 @@ impl<'p> Gate<'p> {
                         findings.extend(paths().check_read(p, &real, &format!("`{}` of", call.tool)));
                     }
                 }
+                ToolKind::Network => {
+                    if let Some(url) = call.str_field("url") {
+                        match crate::checks::ssrf::check_url(url) {
+                            Ok(None) => {}
+                            Ok(Some(i)) => {
+                                findings.push(crate::checks::ssrf::finding(&format!("`{}`", call.tool), url, &i))
+                            }
+                            Err(e) => findings.push(invalid_input(&call.tool, &format!("`url` {e}"))),
+                        }
+                    }
+                }
                 ToolKind::FileWrite => {
                     let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
                     match target {

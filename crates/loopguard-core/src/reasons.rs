@@ -43,6 +43,7 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
+    SSRF_INTERNAL = "ssrf-internal-address": "A URL or network target (WebFetch, curl, wget, ssh, nc, …) is a private, loopback, link-local, cloud-metadata or other special-purpose address, or an internal-only name.";
     MERGE_NOT_ELIGIBLE = "merge-not-eligible": "A merge (or push to a protected branch) at the `merge` level is allowed only for a change `loopguard merge-check` finds eligible; this one is not, or cannot be checked.";
     CONFIRMATION_REQUIRED = "confirmation-required": "In normal mode a call of medium risk or more needs the human's confirmation unless a grant covers it (in auto-edit mode, workspace edits do not).";
     BREAKER_REQUIRE_APPROVAL = "breaker-require-approval": "A tripped circuit breaker requires approval: a call that would be allowed is asked instead.";
@@ -122,6 +123,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     PATH_HARDLINK,
     SECRET_IN_ARGUMENTS,
     CONFIRMATION_REQUIRED,
+    SSRF_INTERNAL,
 ];
 
 /// Whether a code is a built-in reason code.

@@ -3,3 +3,4 @@
 pub mod path_rules;
 pub mod paths;
 pub mod shell;
+pub mod ssrf;

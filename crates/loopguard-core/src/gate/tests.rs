@@ -456,3 +456,28 @@ fn the_mode_by_risk_matrix() {
     let d = Gate::new(&off).evaluate(&edit, &Context::new(ws.path()).with_home(None).with_mode(Normal));
     assert_eq!(d.verdict(), Allow);
 }
+
+#[test]
+fn requests_to_internal_addresses_are_denied() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let gate = Gate::new(&p);
+    let ctx = Context::new(ws.path()).with_home(None);
+    for (tool, input) in [
+        ("WebFetch", json!({"url": "http://169.254.169.254/latest/meta-data/", "prompt": "p"})),
+        ("WebFetch", json!({"url": "http://0x7f.1:8080/", "prompt": "p"})),
+        ("Bash", json!({"command": "curl -s http://metadata.google.internal/computeMetadata/v1/"})),
+        ("Bash", json!({"command": "wget -qO- http://[::ffff:127.0.0.1]/"})),
+        ("Bash", json!({"command": "nc 10.0.0.5 6379"})),
+        ("Bash", json!({"command": "ssh root@192.168.1.10 uptime"})),
+    ] {
+        let d = gate.evaluate(&ToolCall::new(tool, input.clone(), ws.path()), &ctx);
+        assert_eq!(d.verdict(), Verdict::Deny, "{input}: {}", d.explain());
+        assert!(d.codes().contains(&SSRF_INTERNAL.to_string()), "{input}: {}", d.explain());
+    }
+    let ok = gate
+        .evaluate(&ToolCall::new("WebFetch", json!({"url": "https://docs.rs/serde", "prompt": "p"}), ws.path()), &ctx);
+    assert_eq!(ok.verdict(), Verdict::Allow, "{}", ok.explain());
+    let bad = gate.evaluate(&ToolCall::new("WebFetch", json!({"url": "not a url", "prompt": "p"}), ws.path()), &ctx);
+    assert_eq!(bad.verdict(), Verdict::Deny);
+}

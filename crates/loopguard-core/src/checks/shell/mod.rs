@@ -319,6 +319,11 @@ impl Analysis<'_> {
         for o in &e.ops {
             self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
         }
+        for t in &e.network {
+            if let Some(i) = crate::checks::ssrf::check_target(t) {
+                self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
+            }
+        }
         self.exfiltration(c);
         self.downloaded_code(c);
         if effects::FETCHERS.contains(&program.as_str()) {
