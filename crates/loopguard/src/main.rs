@@ -113,6 +113,18 @@ enum Command {
         #[command(subcommand)]
         command: GrantCommand,
     },
+    /// Fetch a URL safely: each host resolved once, every address checked, the connection pinned
+    /// to it, every redirect hop checked again, size and time capped. The body goes to stdout.
+    Fetch {
+        /// The URL (http or https).
+        url: String,
+        /// Largest body accepted.
+        #[arg(long, default_value_t = 10 << 20)]
+        max_bytes: u64,
+        /// Give up after this long (e.g. 30s).
+        #[arg(long, default_value = "30s")]
+        timeout: String,
+    },
     /// Whether a change (`base..head`) is eligible for an automatic merge (exit 1 when not).
     MergeCheck {
         /// The range, e.g. `main..HEAD`.
@@ -561,6 +573,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             print!("{out}");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Fetch { url, max_bytes, timeout } => {
+            let secs = loopguard_core::policy::parse_duration(&timeout)
+                .ok_or_else(|| format!("--timeout `{timeout}` is not a duration like 30s"))?;
+            let opts = loopguard::fetch::FetchOptions {
+                max_bytes,
+                timeout: Duration::from_secs(secs.max(1)),
+                ..Default::default()
+            };
+            let got = loopguard::fetch::fetch(&url, &opts, std::sync::Arc::new(loopguard::fetch::SystemLookup))?;
+            use std::io::Write;
+            std::io::stdout().write_all(&got.body).map_err(|e| format!("cannot write the body: {e}"))?;
+            eprintln!("loopguard fetch: {} {} ({} bytes)", got.status, got.url, got.body.len());
+            Ok(if (200..300).contains(&got.status) { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::MergeCheck { range, json } => {
             let repo = state::git_toplevel(&cwd()?).ok_or("not inside a git repository")?;
