@@ -8,6 +8,7 @@ pub mod demo;
 pub mod doctor;
 pub mod effects;
 pub mod escalation;
+pub mod exec;
 pub mod fetch;
 pub mod hook;
 pub mod hot;

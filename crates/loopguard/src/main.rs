@@ -113,6 +113,19 @@ enum Command {
         #[command(subcommand)]
         command: GrantCommand,
     },
+    /// Run a command in the kernel sandbox: scrubbed environment, writes confined (Landlock),
+    /// network off unless --net, output redacted, exit code kept.
+    Exec {
+        /// workspace-write (the workspace roots and temp) or read-only.
+        #[arg(long, default_value = "workspace-write")]
+        profile: String,
+        /// Allow TCP connections and binds.
+        #[arg(long)]
+        net: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        argv: Vec<String>,
+    },
     /// Fetch a URL safely: each host resolved once, every address checked, the connection pinned
     /// to it, every redirect hop checked again, size and time capped. The body goes to stdout.
     Fetch {
@@ -358,6 +371,9 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some("hook") {
         return hook_main(&args);
     }
+    if args.get(1).map(String::as_str) == Some("__exec-inner") {
+        return exec_inner(&args[2..]);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -394,6 +410,45 @@ fn hook_main(args: &[String]) -> ExitCode {
         ),
     };
     emit(&outcome)
+}
+
+/// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
+fn exec_inner(args: &[String]) -> ExitCode {
+    let mut profile = None;
+    let (mut net, mut roots) = (false, Vec::new());
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--profile" => {
+                profile = args.get(i + 1).and_then(|p| loopguard::exec::Profile::parse(p));
+                i += 2;
+            }
+            "--net" => {
+                net = true;
+                i += 1;
+            }
+            "--root" => {
+                roots.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--" => break,
+            _ => {
+                eprintln!("loopguard exec: bad internal arguments");
+                return ExitCode::from(126);
+            }
+        }
+    }
+    let Some(profile) = profile else {
+        eprintln!("loopguard exec: bad internal arguments");
+        return ExitCode::from(126);
+    };
+    match loopguard::exec::inner(profile, net, &roots, args.get(i + 1..).unwrap_or(&[])) {
+        Ok(never) => match never {},
+        Err(e) => {
+            eprintln!("loopguard exec: {e}");
+            ExitCode::from(126)
+        }
+    }
 }
 
 /// `claude-code [--deadline-ms N | --deadline-ms=N]` → the deadline in ms.
@@ -573,6 +628,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             print!("{out}");
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Exec { profile, net, argv } => {
+            let profile = loopguard::exec::Profile::parse(&profile)
+                .ok_or_else(|| format!("--profile must be workspace-write or read-only, found `{profile}`"))?;
+            let workspace = env.workspace_for(&cwd()?);
+            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
+                .map_err(|e| format!("the policy does not load: {e}"))?;
+            let revoked = env
+                .state_home()
+                .ok()
+                .and_then(|s| loopguard::hot::read(&s, &state::workspace_key(&workspace)).ok())
+                .is_some_and(|d| d.ws.revoked.is_some());
+            let roots = loopguard::exec::roots(&workspace, policy.extra_roots());
+            let code = loopguard::exec::run(profile, net, &roots, policy.exec_env_allow(), revoked, &argv)?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Fetch { url, max_bytes, timeout } => {
             let secs = loopguard_core::policy::parse_duration(&timeout)

@@ -119,6 +119,7 @@ pub struct Policy {
     user_breakers: Vec<BreakerRule>,
     project_breakers: Vec<BreakerRule>,
     grants: Vec<crate::permissions::PermissionGrant>,
+    exec_env_allow: Vec<String>,
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -257,6 +258,7 @@ impl Policy {
             user_breakers: Vec::new(),
             project_breakers: Vec::new(),
             grants: Vec::new(),
+            exec_env_allow: Vec::new(),
         }
     }
 
@@ -427,6 +429,7 @@ impl Policy {
         }
         c.dual_control.extend(b.dual_control);
         self.grants.extend(b.grants);
+        self.exec_env_allow.extend(b.env_allow);
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -446,6 +449,11 @@ impl Policy {
         all.extend(self.project_breakers.iter().cloned());
         c.rules = all;
         c.break_glass_default = c.break_glass_default.min(c.break_glass_max);
+    }
+
+    /// Credential-looking environment variables `loopguard exec` keeps (`[exec] env_allow`).
+    pub fn exec_env_allow(&self) -> &[String] {
+        &self.exec_env_allow
     }
 
     /// Grants from the user policy (`[[grants]]`).

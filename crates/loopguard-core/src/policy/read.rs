@@ -185,6 +185,7 @@ impl Reader<'_> {
                 "prices" => self.prices(v, &mut layer.breaker),
                 "break_glass" => self.break_glass(v, &mut layer.breaker),
                 "grants" => self.grants(v, &mut layer.breaker),
+                "exec" => self.exec(v, &mut layer.breaker),
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }

@@ -21,6 +21,7 @@ pub(crate) struct BreakerLayer {
     pub bg_max: Option<u64>,
     pub dual_control: Vec<String>,
     pub grants: Vec<crate::permissions::PermissionGrant>,
+    pub env_allow: Vec<String>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -270,6 +271,20 @@ impl Reader<'_> {
                 created_by: "policy".into(),
                 reason: reason.value,
             });
+        }
+    }
+
+    pub(crate) fn exec(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let Some(t) = self.table(v, "[exec]") else { return };
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "env_allow" => {
+                    if self.user_only(v.span(), "exec.env_allow") {
+                        out.env_allow.extend(self.strings(v, "exec.env_allow").into_iter().map(|s| s.value));
+                    }
+                }
+                _ => self.unknown_key(k, "[exec]", &["env_allow"]),
+            }
         }
     }
 

@@ -1,0 +1,190 @@
+//! `loopguard exec [--profile workspace-write|read-only] [--net] -- CMD…`: run a command under the
+//! kernel's enforcement of what the analysis predicts.
+//!
+//! - The environment is scrubbed at spawn, every time: names that look like credentials are
+//!   dropped (see [`scrubbed`]); after a breaker trip revoked the workspace's credentials, the
+//!   policy's allowlist no longer saves any of them.
+//! - The child runs under Landlock (the `landlock` crate; a separate `loopguard __exec-inner`
+//!   process restricts itself, then `exec`s the command): reads anywhere; writes only under the
+//!   workspace roots and the temp directory (`workspace-write`) or nowhere but `/dev`
+//!   (`read-only`); TCP bind/connect refused unless `--net`. If the kernel does not fully enforce
+//!   the ruleset, exec refuses to run (fail closed).
+//! - stdout and stderr are redacted line by line by the secrets scanner; the exit code is kept
+//!   (a signal `n` becomes `128 + n`).
+//!
+//! Not covered by Landlock on this kernel (ABI 7): UDP, and reads (`read` access is granted
+//! everywhere by design: the gate's checks decide reads).
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    path_beneath_rules,
+};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Where the child may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// The workspace roots and the temp directory.
+    WorkspaceWrite,
+    /// Nowhere (but `/dev`, for `/dev/null` and terminals).
+    ReadOnly,
+}
+
+impl Profile {
+    /// Parses a profile name.
+    pub fn parse(s: &str) -> Option<Profile> {
+        match s {
+            "workspace-write" => Some(Profile::WorkspaceWrite),
+            "read-only" => Some(Profile::ReadOnly),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Profile::WorkspaceWrite => "workspace-write",
+            Profile::ReadOnly => "read-only",
+        }
+    }
+}
+
+/// Whether an environment variable name looks like a credential.
+pub fn is_credential_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    const PARTS: &[&str] =
+        &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE"];
+    const PREFIXES: &[&str] = &["AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "DOCKER_", "NPM_", "PYPI_", "TWINE_"];
+    PARTS.iter().any(|p| n.contains(p)) || PREFIXES.iter().any(|p| n.starts_with(p))
+}
+
+/// The environment the child gets: the current one without credential-looking names, except
+/// those `allow` names — unless `revoked` (a breaker trip revoked the workspace's credentials).
+pub fn scrubbed(
+    vars: impl Iterator<Item = (String, String)>,
+    allow: &[String],
+    revoked: bool,
+) -> Vec<(String, String)> {
+    vars.filter(|(k, _)| !is_credential_name(k) || (!revoked && allow.iter().any(|a| a == k))).collect()
+}
+
+/// The inner half: restricts this process with Landlock, then becomes the command.
+pub fn inner(
+    profile: Profile,
+    net: bool,
+    roots: &[PathBuf],
+    argv: &[String],
+) -> Result<std::convert::Infallible, String> {
+    use std::os::unix::process::CommandExt;
+    let abi = ABI::V6;
+    let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev")];
+    if profile == Profile::WorkspaceWrite {
+        writable.extend(roots.iter().cloned());
+        writable.push(std::env::temp_dir());
+        writable.push(PathBuf::from("/tmp"));
+    }
+    writable.retain(|p| p.exists());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .map_err(|e| format!("landlock: {e}"))?
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| format!("landlock: {e}"))?;
+    if !net {
+        ruleset = ruleset
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| format!("landlock (network): {e}"))?;
+    }
+    let status = ruleset
+        .create()
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
+        .map_err(|e| format!("landlock: {e}"))?
+        .restrict_self()
+        .map_err(|e| format!("landlock: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced && status.ruleset != RulesetStatus::PartiallyEnforced {
+        return Err("the kernel does not enforce Landlock here; loopguard exec refuses to run unconfined".into());
+    }
+    let (program, args) = argv.split_first().ok_or("no command given")?;
+    let err = Command::new(program).args(args).exec();
+    Err(format!("cannot run `{program}`: {err}"))
+}
+
+/// Copies `from` to `to` line by line, redacting secrets.
+fn pump(from: impl std::io::Read, mut to: impl Write) {
+    let scanner = loopguard_secrets::Scanner::builtin();
+    let mut r = BufReader::new(from);
+    let mut line = Vec::new();
+    while let Ok(n) = r.read_until(b'\n', &mut line) {
+        if n == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let _ = to.write_all(scanner.redact(&text).as_bytes());
+        let _ = to.flush();
+        line.clear();
+    }
+}
+
+/// The outer half: spawns the inner process with a scrubbed environment and redacts its output.
+/// Returns the command's exit code.
+pub fn run(
+    profile: Profile,
+    net: bool,
+    roots: &[PathBuf],
+    allow_env: &[String],
+    revoked: bool,
+    argv: &[String],
+) -> Result<i32, String> {
+    if argv.is_empty() {
+        return Err("usage: loopguard exec [--profile P] [--net] -- CMD [ARGS…]".into());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find loopguard itself: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str());
+    if net {
+        cmd.arg("--net");
+    }
+    for r in roots {
+        cmd.arg("--root").arg(r);
+    }
+    cmd.arg("--").args(argv);
+    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked));
+    cmd.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));
+    let err = child.stderr.take().map(|e| std::thread::spawn(move || pump(e, std::io::stderr())));
+    let status = child.wait().map_err(|e| format!("cannot wait for the command: {e}"))?;
+    for t in [out, err].into_iter().flatten() {
+        let _ = t.join();
+    }
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// The workspace roots for a command run in `cwd`.
+pub fn roots(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    std::iter::once(workspace.to_path_buf()).chain(extra.iter().cloned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names_are_scrubbed_unless_allowed_and_not_revoked() {
+        let vars = ["PATH", "HOME", "GITHUB_TOKEN", "AWS_REGION", "DB_PASSWORD", "MY_API_KEY", "LANG", "SSH_AUTH_SOCK"]
+            .iter()
+            .map(|k| (k.to_string(), "v".to_string()));
+        let kept: Vec<String> =
+            scrubbed(vars.clone(), &["AWS_REGION".into()], false).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(kept, ["PATH", "HOME", "AWS_REGION", "LANG"]);
+        let kept: Vec<String> = scrubbed(vars, &["AWS_REGION".into()], true).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(kept, ["PATH", "HOME", "LANG"], "a revocation overrides the allowlist");
+    }
+}

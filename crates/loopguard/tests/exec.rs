@@ -1,0 +1,128 @@
+//! `loopguard exec` for real: Landlock confines writes (EACCES outside, fine inside), the
+//! environment is scrubbed (checked from inside the child), TCP is refused without --net, output
+//! is redacted and the exit code kept. Directories live under target/ (not /tmp, which the
+//! workspace-write profile may write).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+struct Place {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+    home: PathBuf,
+}
+
+fn place() -> Place {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    let home = dir.path().join("home");
+    for d in [&ws.join(".git"), &outside, &home] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    Place { ws, outside, home, _dir: dir }
+}
+
+fn exec(p: &Place, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loopguard"))
+        .arg("exec")
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &p.home)
+        .env("LOOPGUARD_HOME", p.home.join("state"))
+        .envs(env.iter().copied())
+        .current_dir(&p.ws)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn writes_outside_the_workspace_fail_with_eacces_and_inside_succeed() {
+    let p = place();
+    let outside = p.outside.join("x.txt");
+    let script = format!(
+        "echo in > inside.txt && echo ok-inside; echo out > {} 2>/dev/null || echo denied-outside",
+        outside.display()
+    );
+    let out = exec(&p, &["--", "sh", "-c", &script], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ok-inside\ndenied-outside\n");
+    assert!(p.ws.join("inside.txt").exists());
+    assert!(!outside.exists());
+    // The errno itself, from Python.
+    let py = format!(
+        "import errno\ntry:\n open('{}','w')\nexcept OSError as e:\n print(errno.errorcode[e.errno])",
+        outside.display()
+    );
+    let out = exec(&p, &["--", "python3", "-c", &py], &[]);
+    assert_eq!(text(&out.stdout).trim(), "EACCES");
+    // Read-only writes nowhere, not even in the workspace.
+    let out = exec(&p, &["--profile", "read-only", "--", "sh", "-c", "echo x > ro.txt || echo denied"], &[]);
+    assert_eq!(text(&out.stdout).trim(), "denied");
+    assert!(!p.ws.join("ro.txt").exists());
+}
+
+#[test]
+fn the_environment_is_scrubbed_as_the_child_sees_it() {
+    let p = place();
+    let env = [("GITHUB_TOKEN", "t"), ("DB_PASSWORD", "p"), ("AWS_REGION", "eu"), ("BUILD_MODE", "fast")];
+    let out = exec(&p, &["--", "sh", "-c", "env | sort"], &env);
+    let seen = text(&out.stdout);
+    assert!(seen.contains("BUILD_MODE=fast") && seen.contains("PATH="), "{seen}");
+    for gone in ["GITHUB_TOKEN", "DB_PASSWORD", "AWS_REGION"] {
+        assert!(!seen.contains(gone), "{gone} leaked: {seen}");
+    }
+    // An allowlisted name survives, until a breaker trip revokes the workspace's credentials.
+    std::fs::create_dir_all(p.home.join(".config/loopguard")).unwrap();
+    std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nenv_allow = [\"AWS_REGION\"]\n").unwrap();
+    let out = exec(&p, &["--", "sh", "-c", "env"], &env);
+    assert!(text(&out.stdout).contains("AWS_REGION=eu"));
+    let trip = Command::new(env!("CARGO_BIN_EXE_loopguard"))
+        .args(["breaker", "trip", "--to", "pr_only", "--reason", "test"])
+        .env_clear()
+        .env("HOME", &p.home)
+        .env("LOOPGUARD_HOME", p.home.join("state"))
+        .current_dir(&p.ws)
+        .output()
+        .unwrap();
+    assert!(trip.status.success(), "{}", text(&trip.stderr));
+    let out = exec(&p, &["--", "sh", "-c", "env"], &env);
+    assert!(!text(&out.stdout).contains("AWS_REGION"), "revoked credentials are scrubbed");
+}
+
+#[test]
+fn tcp_is_refused_without_net_and_allowed_with_it() {
+    let p = place();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || for _ in listener.incoming() {});
+    let py = format!(
+        "import socket, errno\ntry:\n socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')\nexcept OSError as e:\n print(errno.errorcode.get(e.errno, e))"
+    );
+    let out = exec(&p, &["--", "python3", "-c", &py], &[]);
+    assert_eq!(text(&out.stdout).trim(), "EACCES", "{}", text(&out.stderr));
+    let out = exec(&p, &["--net", "--", "python3", "-c", &py], &[]);
+    assert_eq!(text(&out.stdout).trim(), "connected", "{}", text(&out.stderr));
+}
+
+#[test]
+fn output_is_redacted_and_the_exit_code_kept() {
+    let p = place();
+    let token = format!("ghp_{}", "NUhJduRHHJEYXg4JdpmrcXgGCJbW56eCuNGM");
+    let out = exec(&p, &["--", "sh", "-c", &format!("echo token {token}; echo err {token} >&2; exit 7")], &[]);
+    assert_eq!(out.status.code(), Some(7));
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert!(!so.contains(&token) && so.contains("[REDACTED:github-pat]"), "{so}");
+    assert!(!se.contains(&token) && se.contains("[REDACTED:github-pat]"), "{se}");
+    let out = exec(&p, &["--", "no-such-program-xyz"], &[]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(text(&out.stderr).contains("cannot run `no-such-program-xyz`"), "{}", text(&out.stderr));
+}
