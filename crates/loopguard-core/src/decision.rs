@@ -96,6 +96,8 @@ pub struct Decision {
     granted: Option<i64>,
     /// Rule codes whose asks yolo approved.
     yolo_approved: Vec<String>,
+    /// The call reaches the network (from the shell analysis).
+    network: bool,
 }
 
 impl Decision {
@@ -121,6 +123,7 @@ impl Decision {
             waived: Vec::new(),
             granted: None,
             yolo_approved: Vec::new(),
+            network: false,
         }
     }
 
@@ -132,6 +135,16 @@ impl Decision {
     pub(crate) fn with_granted(mut self, granted: Option<i64>) -> Self {
         self.granted = granted;
         self
+    }
+
+    pub(crate) fn with_network(mut self, network: bool) -> Self {
+        self.network = network;
+        self
+    }
+
+    /// Whether the call reaches the network, as the analysis sees it (for `loopguard exec --net`).
+    pub fn network(&self) -> bool {
+        self.network
     }
 
     pub(crate) fn with_yolo(mut self, approved: Vec<String>) -> Self {
@@ -165,6 +178,7 @@ impl Decision {
             waived: Vec::new(),
             granted: None,
             yolo_approved: Vec::new(),
+            network: false,
         }
     }
 

@@ -38,6 +38,7 @@ impl<'p> Gate<'p> {
         // A tool nobody described may do anything: assume it writes.
         let mut required = meta.map_or(AutonomyLevel::Implement, |m| m.required);
         let base_risk = meta.map_or(RiskLevel::High, |m| m.risk);
+        let mut network = false;
 
         match (policy.tool_verdict(&call.tool), meta) {
             (Some(v), _) if v > Verdict::Allow => findings.push(
@@ -82,6 +83,7 @@ impl<'p> Gate<'p> {
                 ToolKind::Shell => match call.str_field("command") {
                     Some(cmd) => {
                         let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
+                        network = report.network;
                         findings.extend(report.findings);
                         required = required.max(report.required.unwrap_or(required));
                     }
@@ -193,6 +195,7 @@ impl<'p> Gate<'p> {
             .with_waived(waived)
             .with_granted(granted)
             .with_yolo(yolo)
+            .with_network(network)
     }
 }
 

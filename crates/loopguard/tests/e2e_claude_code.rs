@@ -247,3 +247,27 @@ fn real_claude_code_sees_mcp_results_with_secrets_redacted() {
         assert!(!r.to_string().contains(&gh), "the token reached the API");
     }
 }
+
+#[test]
+fn real_claude_code_bash_runs_in_the_kernel_sandbox_with_wrap_bash() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    sb.user_policy("[exec]\nwrap_bash = true\n");
+    // Outside the workspace and outside /tmp (which the sandbox lets commands write).
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().join("escaped.txt");
+    let sneaky = format!("python3 -c \"open('{}','w').write('x')\"", outside.display());
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": sneaky, "description": "python write"}},
+            {"tool": "Bash", "input": {"command": "echo hi > inside.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+    );
+    assert!(!outside.exists(), "the kernel let the write out; stderr: {}", run.stderr);
+    assert_eq!(std::fs::read_to_string(sb.ws.join("inside.txt")).unwrap_or_default(), "hi\n", "stderr: {}", run.stderr);
+    let (result, _) = tool_result(&run, "toolu_e2e_0").expect("a result for the python call");
+    assert!(result.contains("Permission denied"), "{result}");
+}

@@ -126,3 +126,63 @@ fn output_is_redacted_and_the_exit_code_kept() {
     assert_eq!(out.status.code(), Some(126));
     assert!(text(&out.stderr).contains("cannot run `no-such-program-xyz`"), "{}", text(&out.stderr));
 }
+
+fn hook(p: &Place, command: &str) -> serde_json::Value {
+    use std::io::Write;
+    let ev = serde_json::json!({
+        "session_id": "s", "transcript_path": "/t", "cwd": p.ws, "permission_mode": "bypassPermissions",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t"
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loopguard"))
+        .args(["hook", "claude-code"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &p.home)
+        .env("LOOPGUARD_HOME", p.home.join("state"))
+        .env("LOOPGUARD_EFFECTS", "manual")
+        .current_dir(&p.ws)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(ev.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
+    let p = place();
+    // Off by default: an allowed call is answered with nothing.
+    assert!(hook(&p, "echo hi").is_null());
+    std::fs::create_dir_all(p.home.join(".config/loopguard")).unwrap();
+    std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = true\n").unwrap();
+    // Python's open() is beyond the static analysis: the gate allows it; the kernel does not.
+    let outside = p.outside.join("escaped.txt");
+    let cmd = format!("python3 -c \"open('{}','w').write('x')\"; echo written > inside.txt", outside.display());
+    let v = hook(&p, &cmd);
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "allow", "{v}");
+    let wrapped = h["updatedInput"]["command"].as_str().unwrap();
+    assert!(wrapped.contains(" exec --profile workspace-write -- bash -c "), "{wrapped}");
+    let run = Command::new("bash")
+        .args(["-c", wrapped])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &p.home)
+        .env("LOOPGUARD_HOME", p.home.join("state"))
+        .current_dir(&p.ws)
+        .output()
+        .unwrap();
+    assert!(text(&run.stderr).contains("Permission denied"), "{}", text(&run.stderr));
+    assert!(!outside.exists(), "the kernel let the write out");
+    assert_eq!(std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(), "written\n");
+    // Network only when the analysis saw the command reach it; observe-level commands read only.
+    let v = hook(&p, "curl -sS https://example.com");
+    assert!(v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains(" --net -- "), "{v}");
+    let v = hook(&p, "ls -la");
+    assert!(
+        v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains("--profile read-only"),
+        "{v}"
+    );
+}

@@ -120,6 +120,7 @@ pub struct Policy {
     project_breakers: Vec<BreakerRule>,
     grants: Vec<crate::permissions::PermissionGrant>,
     exec_env_allow: Vec<String>,
+    exec_wrap_bash: bool,
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -259,6 +260,7 @@ impl Policy {
             project_breakers: Vec::new(),
             grants: Vec::new(),
             exec_env_allow: Vec::new(),
+            exec_wrap_bash: false,
         }
     }
 
@@ -430,6 +432,9 @@ impl Policy {
         c.dual_control.extend(b.dual_control);
         self.grants.extend(b.grants);
         self.exec_env_allow.extend(b.env_allow);
+        if let Some(w) = b.wrap_bash {
+            self.exec_wrap_bash = w;
+        }
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -454,6 +459,11 @@ impl Policy {
     /// Credential-looking environment variables `loopguard exec` keeps (`[exec] env_allow`).
     pub fn exec_env_allow(&self) -> &[String] {
         &self.exec_env_allow
+    }
+
+    /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
+    pub fn exec_wrap_bash(&self) -> bool {
+        self.exec_wrap_bash
     }
 
     /// Grants from the user policy (`[[grants]]`).

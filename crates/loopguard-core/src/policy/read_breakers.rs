@@ -22,6 +22,7 @@ pub(crate) struct BreakerLayer {
     pub dual_control: Vec<String>,
     pub grants: Vec<crate::permissions::PermissionGrant>,
     pub env_allow: Vec<String>,
+    pub wrap_bash: Option<bool>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -283,7 +284,15 @@ impl Reader<'_> {
                         out.env_allow.extend(self.strings(v, "exec.env_allow").into_iter().map(|s| s.value));
                     }
                 }
-                _ => self.unknown_key(k, "[exec]", &["env_allow"]),
+                "wrap_bash" => {
+                    if let Some(b) = self.boolean(v, "exec.wrap_bash") {
+                        // Turning the sandbox on only tightens; turning it off is the user's call.
+                        if b || self.user_only(v.span(), "exec.wrap_bash = false") {
+                            out.wrap_bash = Some(b);
+                        }
+                    }
+                }
+                _ => self.unknown_key(k, "[exec]", &["env_allow", "wrap_bash"]),
             }
         }
     }

@@ -73,6 +73,35 @@ fn decision_json(d: &Decision) -> String {
     format!("{v}\n")
 }
 
+/// `'…'` quoting for a POSIX shell.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// An allowed Bash call rewritten to run under `loopguard exec`: the kernel enforces what the
+/// analysis predicted (writes inside the workspace; the network only when the analysis saw it;
+/// the read-only profile for commands that need no more than `observe`).
+fn wrapped_bash(d: &Decision, input: &Value) -> Option<HookOutcome> {
+    let cmd = input.get("command").and_then(Value::as_str)?;
+    let exe = std::env::current_exe().ok()?;
+    let profile =
+        if d.required_level() <= loopguard_core::AutonomyLevel::Suggest { "read-only" } else { "workspace-write" };
+    let net = if d.network() { " --net" } else { "" };
+    let mut updated = input.clone();
+    updated["command"] = Value::String(format!(
+        "{} exec --profile {profile}{net} -- bash -c {}",
+        sh_quote(&exe.to_string_lossy()),
+        sh_quote(cmd)
+    ));
+    let v = json!({ "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "permissionDecisionReason": "loopguard: runs in its kernel sandbox (loopguard exec)",
+        "updatedInput": updated,
+    }});
+    Some(HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 })
+}
+
 fn answer(d: &Decision) -> HookOutcome {
     match d.verdict() {
         Verdict::Allow => HookOutcome { stdout: String::new(), stderr: String::new(), exit: 0 },
@@ -428,6 +457,13 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     };
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
     let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
+    if decision.verdict() == Verdict::Allow
+        && tool == "Bash"
+        && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash())
+        && let Some(out) = wrapped_bash(&decision, input)
+    {
+        return out;
+    }
     answer(&decision)
 }
 

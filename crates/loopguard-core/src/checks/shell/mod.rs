@@ -38,6 +38,8 @@ pub struct ShellReport {
     /// Every file the command line is predicted to create, change or delete (resolved; targets
     /// known only at run time are not in it — they are findings instead).
     pub predicted_writes: Vec<PathBuf>,
+    /// Some command in it reaches the network (a network tool, a fetcher, a remote target).
+    pub network: bool,
 }
 
 /// Whether a `[[commands]]` rule matches any command of a command line.
@@ -109,6 +111,7 @@ fn analyze_at(
         fetched: Vec::new(),
         findings: Vec::new(),
         required: AutonomyLevel::Observe,
+        network: false,
     };
     if is_fork_bomb(cmd) {
         a.findings.push(op_finding(
@@ -135,6 +138,7 @@ fn analyze_at(
     report.findings = a.findings;
     report.required = Some(a.required);
     report.predicted_writes = a.predicted;
+    report.network = a.network;
     report
 }
 
@@ -214,6 +218,7 @@ struct Analysis<'a> {
     fetched: Vec<PathBuf>,
     findings: Vec<Finding>,
     required: AutonomyLevel,
+    network: bool,
 }
 
 const NETWORK_TOOLS: &[&str] = &[
@@ -282,6 +287,9 @@ impl Analysis<'_> {
         let branch = || self.current_branch();
         let e = effects::of(c, &branch);
         self.required = self.required.max(e.level);
+        self.network |= !e.network.is_empty()
+            || NETWORK_TOOLS.contains(&c.program.as_str())
+            || effects::FETCHERS.contains(&c.program.as_str());
         let program = c.program.clone();
         for t in &e.deletes {
             self.target(&program, t, true);
@@ -626,6 +634,7 @@ impl Analysis<'_> {
         {
             for script in inline.iter().chain(&e.local_scripts) {
                 let r = analyze_at(script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                self.network |= r.network;
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
