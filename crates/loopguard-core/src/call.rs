@@ -52,6 +52,10 @@ pub struct Context {
     pub permissions: crate::permissions::PermissionStore,
     /// Now (Unix seconds), for grant expiry.
     pub now: i64,
+    /// Canary credential values `loopguard exec` planted.
+    pub canaries: Vec<String>,
+    /// Canary files `loopguard exec` wrote.
+    pub canary_files: Vec<PathBuf>,
 }
 
 /// A break-glass waiver as the gate sees it: the rules and paths a human waived for a while.
@@ -81,6 +85,8 @@ impl Context {
             waivers: Vec::new(),
             permissions: crate::permissions::PermissionStore::default(),
             now: 0,
+            canaries: Vec::new(),
+            canary_files: Vec::new(),
         }
     }
 
@@ -103,6 +109,13 @@ impl Context {
     pub fn with_permissions(mut self, permissions: crate::permissions::PermissionStore, now: i64) -> Self {
         self.permissions = permissions;
         self.now = now;
+        self
+    }
+
+    /// Sets the canaries to watch for.
+    pub fn with_canaries(mut self, values: Vec<String>, files: Vec<PathBuf>) -> Self {
+        self.canaries = values;
+        self.canary_files = files;
         self
     }
 

@@ -78,6 +78,7 @@ impl<'p> Gate<'p> {
                 PathValidator::new(roots)
                     .with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
                     .with_read_protected(&read_protected)
+                    .with_canary_files(&ctx.canary_files)
             };
             match kind {
                 ToolKind::Shell => match call.str_field("command") {
@@ -130,6 +131,7 @@ impl<'p> Gate<'p> {
             effective = effective.map(|e| e.min(AutonomyLevel::Suggest));
         }
         findings.extend(secrets_in_arguments(call, policy.secrets_ask_score()));
+        findings.extend(canaries_in_arguments(call, &ctx.canaries));
         match effective {
             None => findings.push(
                 Finding::new(
@@ -312,6 +314,29 @@ fn waiver_path_matches(glob: &str, target: &str, workspace: &std::path::Path) ->
     let Ok(g) = globset::GlobBuilder::new(glob).literal_separator(true).build() else { return false };
     let m = g.compile_matcher();
     m.is_match(target) || rel.is_some_and(|r| m.is_match(r))
+}
+
+/// Canary values anywhere in the call's input (a tool call carrying one is exfiltrating it).
+fn canaries_in_arguments(call: &ToolCall, canaries: &[String]) -> Option<Finding> {
+    if canaries.is_empty() {
+        return None;
+    }
+    fn any(v: &serde_json::Value, canaries: &[String]) -> bool {
+        match v {
+            serde_json::Value::String(s) => canaries.iter().any(|c| !c.is_empty() && s.contains(c.as_str())),
+            serde_json::Value::Array(a) => a.iter().any(|x| any(x, canaries)),
+            serde_json::Value::Object(o) => o.values().any(|x| any(x, canaries)),
+            _ => false,
+        }
+    }
+    any(&call.input, canaries).then(|| {
+        Finding::new(
+            CANARY_TRIPPED,
+            Verdict::Deny,
+            RiskLevel::Critical,
+            format!("`{}` carries a canary credential planted by loopguard: an exfiltration attempt.", call.tool),
+        )
+    })
 }
 
 /// Secrets in what the call would send or write. `old_string` is left out: removing a leaked key

@@ -43,6 +43,7 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
+    CANARY_TRIPPED = "canary-tripped": "The call carries a canary credential that `loopguard exec` planted, or reads its canary file: an exfiltration attempt. Denied, and the canary breaker stops the run.";
     SSRF_INTERNAL = "ssrf-internal-address": "A URL or network target (WebFetch, curl, wget, ssh, nc, …) is a private, loopback, link-local, cloud-metadata or other special-purpose address, or an internal-only name.";
     MERGE_NOT_ELIGIBLE = "merge-not-eligible": "A merge (or push to a protected branch) at the `merge` level is allowed only for a change `loopguard merge-check` finds eligible; this one is not, or cannot be checked.";
     CONFIRMATION_REQUIRED = "confirmation-required": "In normal mode a call of medium risk or more needs the human's confirmation unless a grant covers it (in auto-edit mode, workspace edits do not).";
@@ -155,4 +156,5 @@ pub const BACKSTOPS: &[&str] = &[
     DESTRUCTIVE_RM_HOME,
     EXFIL_REVERSE_SHELL,
     SHELL_REMOTE_CODE,
+    CANARY_TRIPPED,
 ];

@@ -131,6 +131,79 @@ fn pump(from: impl std::io::Read, mut to: impl Write) {
     }
 }
 
+/// A random canary value shaped like the credential its name suggests.
+fn canary_value(name: &str) -> Result<String, String> {
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 40];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for a canary: {e}"))?;
+    let mut r = bytes.iter().map(|b| ALNUM[usize::from(*b) % ALNUM.len()] as char);
+    let n = name.to_ascii_uppercase();
+    Ok(if n.contains("GITHUB") || n.starts_with("GH_") {
+        format!("ghp_{}", r.by_ref().take(36).collect::<String>())
+    } else if n.starts_with("AWS_ACCESS_KEY") {
+        format!("AKIA{}", r.by_ref().take(16).collect::<String>().to_ascii_uppercase())
+    } else {
+        format!("lgcanary{}", r.by_ref().take(32).collect::<String>())
+    })
+}
+
+/// Plants canaries: a value for each name, and optionally a credentials file (in a fresh private
+/// temp directory, pointed to by `AWS_SHARED_CREDENTIALS_FILE`). Records them in the
+/// workspace's hot state, where the gate watches every later call for them. Returns the extra
+/// environment.
+pub fn plant_canaries(
+    state_home: &Path,
+    workspace_key: &str,
+    names: &[String],
+    file: bool,
+    now: i64,
+) -> Result<Vec<(String, String)>, String> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let mut planted = Vec::new();
+    let mut env = Vec::new();
+    for n in names {
+        let v = canary_value(n)?;
+        env.push((n.clone(), v.clone()));
+        planted.push(crate::store::Canary { name: n.clone(), value: v, file: None, at: now });
+    }
+    if file {
+        let v = canary_value("AWS_SECRET_ACCESS_KEY")?;
+        let dir = std::env::temp_dir().join(format!("loopguard-canary-{}", &v[v.len() - 12..]));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).map_err(|e| format!("canary dir: {e}"))?;
+        let path = dir.join("credentials");
+        let mut f = std::fs::OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| format!("canary file: {e}"))?;
+        writeln!(
+            f,
+            "[default]\naws_access_key_id = {}\naws_secret_access_key = {v}",
+            canary_value("AWS_ACCESS_KEY_ID")?
+        )
+        .map_err(|e| format!("canary file: {e}"))?;
+        env.push(("AWS_SHARED_CREDENTIALS_FILE".into(), path.to_string_lossy().into_owned()));
+        planted.push(crate::store::Canary {
+            name: "AWS_SHARED_CREDENTIALS_FILE".into(),
+            value: v,
+            file: Some(path.to_string_lossy().into_owned()),
+            at: now,
+        });
+    }
+    if !planted.is_empty() {
+        crate::hot::write(state_home, workspace_key, |tx| {
+            let mut doc = tx.doc();
+            doc.ws.canaries.extend(planted);
+            let excess = doc.ws.canaries.len().saturating_sub(32);
+            doc.ws.canaries.drain(..excess);
+            tx.mark_tripped();
+            Ok(())
+        })?;
+    }
+    Ok(env)
+}
+
 /// The outer half: spawns the inner process with a scrubbed environment and redacts its output.
 /// Returns the command's exit code.
 pub fn run(
@@ -139,6 +212,7 @@ pub fn run(
     roots: &[PathBuf],
     allow_env: &[String],
     revoked: bool,
+    canaries: Vec<(String, String)>,
     argv: &[String],
 ) -> Result<i32, String> {
     if argv.is_empty() {
@@ -154,7 +228,7 @@ pub fn run(
         cmd.arg("--root").arg(r);
     }
     cmd.arg("--").args(argv);
-    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked));
+    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked)).envs(canaries);
     cmd.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
     let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));

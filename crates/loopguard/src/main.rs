@@ -641,7 +641,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .and_then(|s| loopguard::hot::read(&s, &state::workspace_key(&workspace)).ok())
                 .is_some_and(|d| d.ws.revoked.is_some());
             let roots = loopguard::exec::roots(&workspace, policy.extra_roots());
-            let code = loopguard::exec::run(profile, net, &roots, policy.exec_env_allow(), revoked, &argv)?;
+            let (names, file) = policy.exec_canaries();
+            let canaries = if names.is_empty() && !file {
+                Vec::new()
+            } else {
+                let state = env.state_home()?;
+                loopguard::exec::plant_canaries(
+                    &state,
+                    &state::workspace_key(&workspace),
+                    names,
+                    file,
+                    loopguard::effects::now(),
+                )?
+            };
+            let code = loopguard::exec::run(profile, net, &roots, policy.exec_env_allow(), revoked, canaries, &argv)?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Fetch { url, max_bytes, timeout } => {

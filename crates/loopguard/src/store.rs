@@ -110,6 +110,8 @@ pub struct Run {
     pub self_protection: i64,
     /// Denylisted paths touched.
     pub denylist: i64,
+    /// Calls that used a canary credential or read a canary file.
+    pub canary_hits: i64,
     /// Highest reversal count of one region while tests failed.
     pub ping_pong: i64,
     /// Best passing-test count of the run.
@@ -144,6 +146,21 @@ pub struct WsDoc {
     pub next_grant: i64,
     /// Yolo, while a human has it on.
     pub yolo: Option<Yolo>,
+    /// Canary credentials `loopguard exec` planted (most recent last, at most 32).
+    pub canaries: Vec<Canary>,
+}
+
+/// A canary credential: a fake value no honest command has a reason to send anywhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Canary {
+    /// The environment variable it was planted as.
+    pub name: String,
+    /// The value.
+    pub value: String,
+    /// The canary file holding it, if one was written.
+    pub file: Option<String>,
+    /// When (Unix seconds).
+    pub at: i64,
 }
 
 /// A yolo period: a human let loopguard approve its asks until `until`.
@@ -231,6 +248,7 @@ impl Metrics for RunMetrics {
             Trigger::SecretFindings => n(r.secret_findings),
             Trigger::SelfProtection => n(r.self_protection),
             Trigger::Denylist => n(r.denylist),
+            Trigger::Canary => n(r.canary_hits),
             Trigger::PingPong => n(r.ping_pong),
             Trigger::TestDegradation => match (r.best_passed, r.last_passed) {
                 (Some(best), Some(last)) => Reading::of((best - last).max(0) as f64, r.test_runs.max(0) as u64),

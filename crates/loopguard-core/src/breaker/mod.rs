@@ -41,13 +41,15 @@ pub enum Trigger {
     EvidenceFailures,
     /// A denylisted path was touched (the HOLD of the paths check).
     Denylist,
+    /// A canary credential planted by `loopguard exec` was used or its file read.
+    Canary,
     /// A human tripped the breaker by hand (`loopguard breaker trip`); not a policy trigger.
     Manual,
 }
 
 impl Trigger {
     /// Every trigger a policy rule can watch.
-    pub const ALL: [Trigger; 13] = [
+    pub const ALL: [Trigger; 14] = [
         Trigger::Steps,
         Trigger::WallClock,
         Trigger::RunTokens,
@@ -61,6 +63,7 @@ impl Trigger {
         Trigger::TestDegradation,
         Trigger::EvidenceFailures,
         Trigger::Denylist,
+        Trigger::Canary,
     ];
 
     /// The name used in policy files and output.
@@ -79,6 +82,7 @@ impl Trigger {
             Trigger::TestDegradation => "test_degradation",
             Trigger::EvidenceFailures => "evidence_failures",
             Trigger::Denylist => "denylist",
+            Trigger::Canary => "canary",
             Trigger::Manual => "manual",
         }
     }

@@ -64,6 +64,7 @@ impl Profile {
                 rule(TestDegradation, 1.0, Stop, m, 600, true),
                 rule(EvidenceFailures, 1.0, Stop, m, 600, true),
                 rule(Denylist, 1.0, Stop, m, 600, false),
+                rule(Canary, 1.0, Stop, m, 600, true),
             ],
             Profile::Interactive => vec![
                 rule(Steps, 500.0, RequireApproval, a, 600, false),
@@ -83,6 +84,7 @@ impl Profile {
                 rule(TestDegradation, 1.0, RequireApproval, a, 300, false),
                 rule(EvidenceFailures, 1.0, ReadOnly, m, 600, false),
                 rule(Denylist, 1.0, Stop, m, 600, false),
+                rule(Canary, 1.0, Stop, m, 600, false),
             ],
         }
     }

@@ -222,6 +222,8 @@ pub struct PathValidator<'p> {
     /// Absolute paths the agent may not even read: the state home (operator hashes, the webhook
     /// key, the breaker state).
     read_protected: Vec<PathBuf>,
+    /// Canary files: reading one is an exfiltration attempt.
+    canaries: Vec<PathBuf>,
 }
 
 /// What kind of access a target gets.
@@ -251,6 +253,7 @@ impl<'p> PathValidator<'p> {
             home: None,
             protected: Vec::new(),
             read_protected: Vec::new(),
+            canaries: Vec::new(),
         }
     }
 
@@ -265,6 +268,12 @@ impl<'p> PathValidator<'p> {
     /// Adds directories the agent may not read anything in.
     pub fn with_read_protected(mut self, dirs: &[PathBuf]) -> Self {
         self.read_protected = dirs.iter().filter_map(|p| resolve(p, Path::new("/")).ok()).collect();
+        self
+    }
+
+    /// Adds canary files.
+    pub fn with_canary_files(mut self, files: &[PathBuf]) -> Self {
+        self.canaries = files.iter().filter_map(|p| resolve(p, Path::new("/")).ok()).collect();
         self
     }
 
@@ -327,6 +336,14 @@ impl<'p> PathValidator<'p> {
 
     /// A finding when reading the resolved path `real` would read a secret.
     pub fn check_read(&self, raw: &str, real: &Path, what: &str) -> Option<Finding> {
+        if self.canaries.iter().any(|c| c == real) {
+            return Some(Finding::new(
+                crate::reasons::CANARY_TRIPPED,
+                Verdict::Deny,
+                RiskLevel::Critical,
+                format!("{what} `{raw}` reads a canary credential file planted by loopguard: an exfiltration attempt."),
+            ));
+        }
         if let Some(dir) = self.read_protected.iter().find(|d| real.starts_with(d)) {
             return Some(
                 Finding::new(

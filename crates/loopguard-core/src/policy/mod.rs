@@ -121,6 +121,8 @@ pub struct Policy {
     grants: Vec<crate::permissions::PermissionGrant>,
     exec_env_allow: Vec<String>,
     exec_wrap_bash: bool,
+    exec_canary_env: Vec<String>,
+    exec_canary_file: bool,
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -261,6 +263,8 @@ impl Policy {
             grants: Vec::new(),
             exec_env_allow: Vec::new(),
             exec_wrap_bash: false,
+            exec_canary_env: Vec::new(),
+            exec_canary_file: false,
         }
     }
 
@@ -435,6 +439,14 @@ impl Policy {
         if let Some(w) = b.wrap_bash {
             self.exec_wrap_bash = w;
         }
+        for n in b.canary_env {
+            if !self.exec_canary_env.contains(&n) {
+                self.exec_canary_env.push(n);
+            }
+        }
+        if let Some(f) = b.canary_file {
+            self.exec_canary_file = f;
+        }
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -459,6 +471,13 @@ impl Policy {
     /// Credential-looking environment variables `loopguard exec` keeps (`[exec] env_allow`).
     pub fn exec_env_allow(&self) -> &[String] {
         &self.exec_env_allow
+    }
+
+    /// Canary credentials `loopguard exec` plants: environment variable names
+    /// (`[exec] canary_env`) and whether it also writes a canary credentials file
+    /// (`[exec] canary_file`).
+    pub fn exec_canaries(&self) -> (&[String], bool) {
+        (&self.exec_canary_env, self.exec_canary_file)
     }
 
     /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
@@ -690,6 +709,14 @@ impl Policy {
                 p.cache_read
             ));
         }
+        let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
+        out.push_str(&format!(
+            "\n[exec]\nenv_allow = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\n",
+            list(&self.exec_env_allow),
+            self.exec_wrap_bash,
+            list(&self.exec_canary_env),
+            self.exec_canary_file
+        ));
         for g in &self.grants {
             out.push_str(&format!(
                 "\n[[grants]]\ntool = {}\n{}reason = {}\n{}",

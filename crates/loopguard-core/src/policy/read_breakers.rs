@@ -23,6 +23,8 @@ pub(crate) struct BreakerLayer {
     pub grants: Vec<crate::permissions::PermissionGrant>,
     pub env_allow: Vec<String>,
     pub wrap_bash: Option<bool>,
+    pub canary_env: Vec<String>,
+    pub canary_file: Option<bool>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -292,7 +294,16 @@ impl Reader<'_> {
                         }
                     }
                 }
-                _ => self.unknown_key(k, "[exec]", &["env_allow", "wrap_bash"]),
+                // Canaries only add tripwires: any layer may ask for them.
+                "canary_env" => out.canary_env.extend(self.strings(v, "exec.canary_env").into_iter().map(|s| s.value)),
+                "canary_file" => {
+                    if let Some(b) = self.boolean(v, "exec.canary_file")
+                        && (b || self.user_only(v.span(), "exec.canary_file = false"))
+                    {
+                        out.canary_file = Some(b);
+                    }
+                }
+                _ => self.unknown_key(k, "[exec]", &["env_allow", "wrap_bash", "canary_env", "canary_file"]),
             }
         }
     }

@@ -392,7 +392,11 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     .with_protected(Some(&p.state), env.user_policy().as_deref())
                     .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
                     .with_waivers(waivers)
-                    .with_permissions(permissions, now);
+                    .with_permissions(permissions, now)
+                    .with_canaries(
+                        b.doc.canaries.iter().map(|c| c.value.clone()).collect(),
+                        b.doc.canaries.iter().filter_map(|c| c.file.as_ref().map(PathBuf::from)).collect(),
+                    );
                 let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
