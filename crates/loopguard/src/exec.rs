@@ -6,7 +6,8 @@
 //!   policy's allowlist no longer saves any of them.
 //! - The child runs under Landlock (the `landlock` crate; a separate `loopguard __exec-inner`
 //!   process restricts itself, then `exec`s the command): reads anywhere; writes only under the
-//!   workspace roots and the temp directory (`workspace-write`) or nowhere but `/dev`
+//!   workspace roots and a private temp directory that becomes the command's `TMPDIR` (removed
+//!   afterwards; the shared /tmp is not writable) (`workspace-write`) or nowhere but `/dev`
 //!   (`read-only`); TCP bind/connect refused unless `--net`. If the kernel does not fully enforce
 //!   the ruleset, exec refuses to run (fail closed).
 //! - stdout and stderr are redacted line by line by the secrets scanner; the exit code is kept
@@ -74,6 +75,7 @@ pub fn inner(
     profile: Profile,
     net: bool,
     roots: &[PathBuf],
+    tmp: Option<&Path>,
     argv: &[String],
 ) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
@@ -81,8 +83,8 @@ pub fn inner(
     let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev")];
     if profile == Profile::WorkspaceWrite {
         writable.extend(roots.iter().cloned());
-        writable.push(std::env::temp_dir());
-        writable.push(PathBuf::from("/tmp"));
+        // The command's own temp directory (its TMPDIR), not the shared /tmp.
+        writable.extend(tmp.map(Path::to_path_buf));
     }
     writable.retain(|p| p.exists());
     let mut ruleset = Ruleset::default()
@@ -219,8 +221,13 @@ pub fn run(
         return Err("usage: loopguard exec [--profile P] [--net] -- CMD [ARGS…]".into());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find loopguard itself: {e}"))?;
+    // A private temp directory for the command (TMPDIR); the shared /tmp stays read-only.
+    let tmp = tempfile::Builder::new()
+        .prefix("loopguard-exec-")
+        .tempdir()
+        .map_err(|e| format!("cannot create the command's temp directory: {e}"))?;
     let mut cmd = Command::new(exe);
-    cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str());
+    cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
     if net {
         cmd.arg("--net");
     }
@@ -228,7 +235,7 @@ pub fn run(
         cmd.arg("--root").arg(r);
     }
     cmd.arg("--").args(argv);
-    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked)).envs(canaries);
+    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked)).envs(canaries).env("TMPDIR", tmp.path());
     cmd.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
     let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));

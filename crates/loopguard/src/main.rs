@@ -415,7 +415,7 @@ fn hook_main(args: &[String]) -> ExitCode {
 /// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
 fn exec_inner(args: &[String]) -> ExitCode {
     let mut profile = None;
-    let (mut net, mut roots) = (false, Vec::new());
+    let (mut net, mut roots, mut tmp) = (false, Vec::new(), None);
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -431,6 +431,10 @@ fn exec_inner(args: &[String]) -> ExitCode {
                 roots.extend(args.get(i + 1).map(PathBuf::from));
                 i += 2;
             }
+            "--tmp" => {
+                tmp = args.get(i + 1).map(PathBuf::from);
+                i += 2;
+            }
             "--" => break,
             _ => {
                 eprintln!("loopguard exec: bad internal arguments");
@@ -442,7 +446,7 @@ fn exec_inner(args: &[String]) -> ExitCode {
         eprintln!("loopguard exec: bad internal arguments");
         return ExitCode::from(126);
     };
-    match loopguard::exec::inner(profile, net, &roots, args.get(i + 1..).unwrap_or(&[])) {
+    match loopguard::exec::inner(profile, net, &roots, tmp.as_deref(), args.get(i + 1..).unwrap_or(&[])) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("loopguard exec: {e}");
