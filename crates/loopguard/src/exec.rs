@@ -8,13 +8,13 @@
 //!   process restricts itself, then `exec`s the command): reads anywhere; writes only under the
 //!   workspace roots and a private temp directory that becomes the command's `TMPDIR` (removed
 //!   afterwards; the shared /tmp is not writable) (`workspace-write`) or nowhere but `/dev`
-//!   (`read-only`); TCP bind/connect refused unless `--net`. If the kernel does not fully enforce
-//!   the ruleset, exec refuses to run (fail closed).
+//!   (`read-only`); unless `--net`, the command runs in a fresh network namespace (nothing leaves,
+//!   UDP included) and Landlock also refuses TCP bind/connect. If the kernel cannot enforce the
+//!   ruleset or create the namespace, exec refuses to run (fail closed).
 //! - stdout and stderr are redacted line by line by the secrets scanner; the exit code is kept
 //!   (a signal `n` becomes `128 + n`).
 //!
-//! Not covered by Landlock on this kernel (ABI 7): UDP, and reads (`read` access is granted
-//! everywhere by design: the gate's checks decide reads).
+//! Reads are granted everywhere by design: the gate's checks decide reads.
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
@@ -87,6 +87,10 @@ pub fn inner(
         writable.extend(tmp.map(Path::to_path_buf));
     }
     writable.retain(|p| p.exists());
+    // Before Landlock: setting up the namespace writes /proc/self/*_map, which the ruleset forbids.
+    if !net {
+        isolate_network()?;
+    }
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -115,6 +119,30 @@ pub fn inner(
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
+}
+
+/// Moves this process into a fresh user and network namespace: only a loopback interface, and it
+/// is down — no TCP, UDP, ICMP or anything else leaves. The user namespace maps our own uid and
+/// gid to themselves, so files keep their owner. If the kernel refuses (user namespaces
+/// disabled), exec refuses to run without `--net` (fail closed).
+#[allow(unsafe_code)]
+fn isolate_network() -> Result<(), String> {
+    use rustix::thread::UnshareFlags;
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could then
+    // observe file descriptors from an unshared table). We pass only NEWUSER and NEWNET, which
+    // change namespaces, not the descriptor table; and this inner half of `loopguard exec` is
+    // single-threaded here (it starts no threads before exec), so no other thread exists to
+    // observe anything.
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET) }
+        .map_err(|e| format!("cannot create a network namespace ({e}); use --net to run with the network"))?;
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("network namespace: {file}: {e}"))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
 }
 
 /// Copies `from` to `to` line by line, redacting secrets.

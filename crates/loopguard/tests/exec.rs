@@ -238,3 +238,21 @@ fn the_command_gets_a_private_writable_tmpdir_and_the_shared_tmp_stays_read_only
     assert_eq!(text(&out.stdout), "tmpdir-ok\nshared-denied\n", "{}", text(&out.stderr));
     assert!(!shared.exists());
 }
+
+#[test]
+fn udp_does_not_leave_without_net_either() {
+    let p = place();
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    sock.set_read_timeout(Some(std::time::Duration::from_millis(500))).unwrap();
+    let py = format!(
+        "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ntry:\n s.sendto(b'ping', ('127.0.0.1', {port})); print('sent')\nexcept OSError as e:\n print('blocked', e.errno)"
+    );
+    let out = exec(&p, &["--", "python3", "-c", &py], &[]);
+    assert!(text(&out.stdout).starts_with("blocked"), "{}{}", text(&out.stdout), text(&out.stderr));
+    let mut buf = [0u8; 8];
+    assert!(sock.recv(&mut buf).is_err(), "a datagram got out");
+    let out = exec(&p, &["--net", "--", "python3", "-c", &py], &[]);
+    assert_eq!(text(&out.stdout).trim(), "sent", "{}", text(&out.stderr));
+    assert_eq!(sock.recv(&mut buf).unwrap(), 4);
+}
