@@ -76,6 +76,7 @@ pub fn inner(
     net: bool,
     roots: &[PathBuf],
     tmp: Option<&Path>,
+    degrade_to_ask: bool,
     argv: &[String],
 ) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
@@ -91,30 +92,9 @@ pub fn inner(
     if !net {
         isolate_network()?;
     }
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(ABI::V1))
-        .map_err(|e| format!("landlock: {e}"))?
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(|e| format!("landlock: {e}"))?;
-    if !net {
-        ruleset = ruleset
-            .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-            .map_err(|e| format!("landlock (network): {e}"))?;
-    }
-    let status = ruleset
-        .create()
-        .map_err(|e| format!("landlock: {e}"))?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-        .map_err(|e| format!("landlock: {e}"))?
-        .add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
-        .map_err(|e| format!("landlock: {e}"))?
-        .restrict_self()
-        .map_err(|e| format!("landlock: {e}"))?;
-    if status.ruleset != RulesetStatus::FullyEnforced && status.ruleset != RulesetStatus::PartiallyEnforced {
-        return Err("the kernel does not enforce Landlock here; loopguard exec refuses to run unconfined".into());
+    if let Err(e) = confine(abi, net, &writable) {
+        let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
+        unenforced(degrade_to_ask, &e, answer)?;
     }
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
@@ -143,6 +123,62 @@ fn isolate_network() -> Result<(), String> {
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))?;
     Ok(())
+}
+
+/// Restricts this process with Landlock: reads anywhere, writes under `writable`, no TCP unless
+/// `net`. An error when the kernel cannot enforce it.
+fn confine(abi: ABI, net: bool, writable: &[PathBuf]) -> Result<(), String> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .map_err(|e| format!("landlock: {e}"))?
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| format!("landlock: {e}"))?;
+    if !net {
+        ruleset = ruleset
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| format!("landlock (network): {e}"))?;
+    }
+    let status = ruleset
+        .create()
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(|e| format!("landlock: {e}"))?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(|e| format!("landlock: {e}"))?
+        .restrict_self()
+        .map_err(|e| format!("landlock: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced && status.ruleset != RulesetStatus::PartiallyEnforced {
+        return Err("the kernel does not enforce Landlock here".into());
+    }
+    Ok(())
+}
+
+/// What happens when Landlock cannot be enforced: refuse (the default), or — only when the policy
+/// degrades to ask (`[exec] unenforced = "ask"`) — run unconfined if a human at the terminal says
+/// yes (`answer`: `None` when there is no terminal to ask).
+pub fn unenforced(degrade_to_ask: bool, err: &str, answer: Option<bool>) -> Result<(), String> {
+    match (degrade_to_ask, answer) {
+        (true, Some(true)) => {
+            eprintln!("loopguard exec: WARNING: running without filesystem confinement ({err}), as the human allowed");
+            Ok(())
+        }
+        (true, Some(false)) => Err(format!("{err}; the human declined to run unconfined")),
+        (true, None) => Err(format!("{err}; no terminal to ask a human, so loopguard exec refuses to run unconfined")),
+        (false, _) => Err(format!("{err}; loopguard exec refuses to run unconfined")),
+    }
+}
+
+/// Asks on the controlling terminal whether to run unconfined.
+fn ask_tty(err: &str, argv: &[String]) -> Option<bool> {
+    use std::io::Write;
+    let mut tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty").ok()?;
+    write!(tty, "loopguard exec: {err}. Run `{}` without filesystem confinement? [y/N] ", argv.join(" ")).ok()?;
+    let mut line = String::new();
+    BufReader::new(tty).read_line(&mut line).ok()?;
+    Some(matches!(line.trim(), "y" | "Y" | "yes"))
 }
 
 /// Copies `from` to `to` line by line, redacting secrets.
@@ -236,6 +272,7 @@ pub fn plant_canaries(
 
 /// The outer half: spawns the inner process with a scrubbed environment and redacts its output.
 /// Returns the command's exit code.
+#[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag or the policy
 pub fn run(
     profile: Profile,
     net: bool,
@@ -243,6 +280,7 @@ pub fn run(
     allow_env: &[String],
     revoked: bool,
     canaries: Vec<(String, String)>,
+    degrade_to_ask: bool,
     argv: &[String],
 ) -> Result<i32, String> {
     if argv.is_empty() {
@@ -258,6 +296,9 @@ pub fn run(
     cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
     if net {
         cmd.arg("--net");
+    }
+    if degrade_to_ask {
+        cmd.arg("--unenforced-ask");
     }
     for r in roots {
         cmd.arg("--root").arg(r);
@@ -284,6 +325,15 @@ pub fn roots(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unenforced_sandbox_is_refused_unless_the_policy_degrades_to_ask_and_a_human_agrees() {
+        let e = "the kernel does not enforce Landlock here";
+        assert!(unenforced(false, e, Some(true)).is_err(), "without the policy, never");
+        assert!(unenforced(true, e, None).unwrap_err().contains("no terminal"));
+        assert!(unenforced(true, e, Some(false)).unwrap_err().contains("declined"));
+        assert!(unenforced(true, e, Some(true)).is_ok());
+    }
 
     #[test]
     fn credential_names_are_scrubbed_unless_allowed_and_not_revoked() {

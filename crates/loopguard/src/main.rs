@@ -415,7 +415,7 @@ fn hook_main(args: &[String]) -> ExitCode {
 /// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
 fn exec_inner(args: &[String]) -> ExitCode {
     let mut profile = None;
-    let (mut net, mut roots, mut tmp) = (false, Vec::new(), None);
+    let (mut net, mut roots, mut tmp, mut ask) = (false, Vec::new(), None, false);
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -425,6 +425,10 @@ fn exec_inner(args: &[String]) -> ExitCode {
             }
             "--net" => {
                 net = true;
+                i += 1;
+            }
+            "--unenforced-ask" => {
+                ask = true;
                 i += 1;
             }
             "--root" => {
@@ -446,7 +450,7 @@ fn exec_inner(args: &[String]) -> ExitCode {
         eprintln!("loopguard exec: bad internal arguments");
         return ExitCode::from(126);
     };
-    match loopguard::exec::inner(profile, net, &roots, tmp.as_deref(), args.get(i + 1..).unwrap_or(&[])) {
+    match loopguard::exec::inner(profile, net, &roots, tmp.as_deref(), ask, args.get(i + 1..).unwrap_or(&[])) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("loopguard exec: {e}");
@@ -658,7 +662,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     loopguard::effects::now(),
                 )?
             };
-            let code = loopguard::exec::run(profile, net, &roots, policy.exec_env_allow(), revoked, canaries, &argv)?;
+            let code = loopguard::exec::run(
+                profile,
+                net,
+                &roots,
+                policy.exec_env_allow(),
+                revoked,
+                canaries,
+                policy.exec_unenforced_ask(),
+                &argv,
+            )?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Fetch { url, max_bytes, timeout } => {

@@ -123,6 +123,7 @@ pub struct Policy {
     exec_wrap_bash: bool,
     exec_canary_env: Vec<String>,
     exec_canary_file: bool,
+    exec_unenforced_ask: bool,
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -265,6 +266,7 @@ impl Policy {
             exec_wrap_bash: false,
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
+            exec_unenforced_ask: false,
         }
     }
 
@@ -447,6 +449,9 @@ impl Policy {
         if let Some(f) = b.canary_file {
             self.exec_canary_file = f;
         }
+        if let Some(a) = b.unenforced_ask {
+            self.exec_unenforced_ask = a;
+        }
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -478,6 +483,12 @@ impl Policy {
     /// (`[exec] canary_file`).
     pub fn exec_canaries(&self) -> (&[String], bool) {
         (&self.exec_canary_env, self.exec_canary_file)
+    }
+
+    /// Whether `loopguard exec` may, when the kernel cannot enforce Landlock, ask the human at the
+    /// terminal to run unconfined (`[exec] unenforced = "ask"`); otherwise it refuses.
+    pub fn exec_unenforced_ask(&self) -> bool {
+        self.exec_unenforced_ask
     }
 
     /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
@@ -711,11 +722,12 @@ impl Policy {
         }
         let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
         out.push_str(&format!(
-            "\n[exec]\nenv_allow = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\n",
+            "\n[exec]\nenv_allow = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
             list(&self.exec_env_allow),
             self.exec_wrap_bash,
             list(&self.exec_canary_env),
-            self.exec_canary_file
+            self.exec_canary_file,
+            if self.exec_unenforced_ask { "ask" } else { "deny" }
         ));
         for g in &self.grants {
             out.push_str(&format!(

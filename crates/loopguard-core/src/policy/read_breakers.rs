@@ -25,6 +25,7 @@ pub(crate) struct BreakerLayer {
     pub wrap_bash: Option<bool>,
     pub canary_env: Vec<String>,
     pub canary_file: Option<bool>,
+    pub unenforced_ask: Option<bool>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -303,7 +304,27 @@ impl Reader<'_> {
                         out.canary_file = Some(b);
                     }
                 }
-                _ => self.unknown_key(k, "[exec]", &["env_allow", "wrap_bash", "canary_env", "canary_file"]),
+                "unenforced" => {
+                    if let Some(s) = self.string(v, "exec.unenforced") {
+                        match s.value.as_str() {
+                            "deny" => out.unenforced_ask = Some(false),
+                            "ask" if self.user_only(s.span.clone(), "exec.unenforced = \"ask\"") => {
+                                out.unenforced_ask = Some(true)
+                            }
+                            "ask" => {}
+                            _ => self.err(
+                                s.span,
+                                "policy-value",
+                                format!("exec.unenforced must be \"deny\" or \"ask\", found \"{}\"", s.value),
+                            ),
+                        }
+                    }
+                }
+                _ => self.unknown_key(
+                    k,
+                    "[exec]",
+                    &["env_allow", "wrap_bash", "canary_env", "canary_file", "unenforced"],
+                ),
             }
         }
     }
