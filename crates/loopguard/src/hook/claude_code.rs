@@ -461,12 +461,11 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     };
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
     let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
-    if decision.verdict() == Verdict::Allow
-        && tool == "Bash"
-        && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash())
-        && let Some(out) = wrapped_bash(&decision, input)
-    {
-        return out;
+    if decision.verdict() == Verdict::Allow && tool == "Bash" && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash()) {
+        // The policy wants the kernel to enforce this call: if it cannot be wrapped, it does not run.
+        return wrapped_bash(&decision, input).unwrap_or_else(|| {
+            fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox (exec.wrap_bash); denied.")
+        });
     }
     answer(&decision)
 }
