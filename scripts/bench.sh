@@ -13,4 +13,5 @@ cargo bench -p loopguard --bench hook_latency
 static_bin=$(bash scripts/build-static.sh | tail -n 1)
 LOOPGUARD_BENCH_BIN="$PWD/$static_bin" cargo bench -p loopguard --bench hook_latency
 cargo bench -p loopguard-core --bench paths
+cargo bench -p loopguard-core --bench advisories
 cargo bench -p loopguard-secrets --bench scan

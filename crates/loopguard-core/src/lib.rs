@@ -12,6 +12,7 @@
 //! assert_eq!(decision.reasons()[0].code, "destructive-rm-root");
 //! ```
 
+pub mod advisories;
 mod autonomy;
 pub mod breaker;
 mod call;

@@ -2,6 +2,7 @@
 //! installation, the doctor and the demo. The deciding happens in `loopguard-core`; this crate
 //! only translates and orchestrates.
 
+pub mod advisories;
 pub mod breaker;
 pub mod control;
 pub mod demo;

@@ -138,6 +138,11 @@ enum Command {
         #[arg(long, default_value = "30s")]
         timeout: String,
     },
+    /// Offline OSV advisories: import a snapshot, check a lockfile.
+    Advisories {
+        #[command(subcommand)]
+        command: AdvisoriesCommand,
+    },
     /// Whether a change (`base..head`) is eligible for an automatic merge (exit 1 when not).
     MergeCheck {
         /// The range, e.g. `main..HEAD`.
@@ -237,6 +242,23 @@ enum BreakerCommand {
     },
     /// Print the webhook signing key (created on first use).
     WebhookKey,
+}
+
+#[derive(Subcommand)]
+enum AdvisoriesCommand {
+    /// Import OSV records (*.json, recursively) from a directory, replacing the store.
+    Import {
+        /// e.g. a checkout of the RustSec advisory database's OSV export.
+        dir: PathBuf,
+    },
+    /// Check a Cargo.lock (default: the repository's) against the store (exit 1 when affected).
+    Check {
+        /// The lockfile.
+        lockfile: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -588,6 +610,25 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Advisories { command } => {
+            let state = env.state_home()?;
+            match command {
+                AdvisoriesCommand::Import { dir } => {
+                    let (records, packages) = loopguard::advisories::import(&state, &dir)?;
+                    println!("imported {records} advisories for {packages} packages");
+                    Ok(ExitCode::SUCCESS)
+                }
+                AdvisoriesCommand::Check { lockfile, json } => {
+                    let lock = match lockfile {
+                        Some(l) => l,
+                        None => state::git_toplevel(&cwd()?).unwrap_or(cwd()?).join("Cargo.lock"),
+                    };
+                    let (out, found) = loopguard::advisories::check_lockfile(&state, &lock, json)?;
+                    print!("{out}");
+                    Ok(if found { ExitCode::from(1) } else { ExitCode::SUCCESS })
+                }
+            }
         }
         Command::Yolo { command } => {
             let t = loopguard::control::Target::of(&env, &cwd()?)?;
