@@ -190,6 +190,16 @@ impl Decision {
         self
     }
 
+    /// Adds a reason found after the gate decided (by a check that needs the state home, such as
+    /// the advisory gate): the verdict can only get stricter.
+    pub fn escalate(mut self, reason: Reason) -> Self {
+        self.verdict = self.verdict.max(reason.verdict);
+        self.risk = self.risk.max(reason.risk);
+        let at = self.reasons.iter().position(|r| r.verdict < reason.verdict).unwrap_or(self.reasons.len());
+        self.reasons.insert(at, reason);
+        self
+    }
+
     /// Allow, ask or deny.
     pub fn verdict(&self) -> Verdict {
         self.verdict

@@ -149,3 +149,112 @@ pub fn check_lockfile(state_home: &Path, lock: &Path, json_out: bool) -> Result<
     ));
     Ok((out, !findings.is_empty()))
 }
+
+/// The crates.io packages (name, version) a call would add or change: `cargo add NAME@VERSION`
+/// (`cargo install` too), a Write of a Cargo.lock (against the file on disk), an Edit of one
+/// (the edit applied to the file on disk). Versions not named (`cargo add serde`) are not known
+/// before cargo resolves them and are not returned.
+pub fn crate_changes(tool: &str, input: &serde_json::Value, cwd: &Path) -> Vec<(String, String)> {
+    let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
+    match tool {
+        "Bash" => {
+            let Some(cmd) = s("command") else { return Vec::new() };
+            let mut out = Vec::new();
+            for seg in cmd.split(['&', ';', '|', '\n']) {
+                let words: Vec<&str> = seg.split_whitespace().collect();
+                let Some(pos) = words.windows(2).position(|w| w[0] == "cargo" && matches!(w[1], "add" | "install"))
+                else {
+                    continue;
+                };
+                let mut rest = words[pos + 2..].iter().peekable();
+                let mut pinned = None;
+                while let Some(w) = rest.next() {
+                    if *w == "--version" || *w == "--vers" {
+                        pinned = rest.next().map(|v| v.trim_start_matches('=').to_string());
+                        continue;
+                    }
+                    if w.starts_with('-') {
+                        continue;
+                    }
+                    if let Some((n, v)) = w.split_once('@') {
+                        out.push((n.to_string(), v.trim_start_matches('=').to_string()));
+                    } else if let Some(v) = pinned.take() {
+                        out.push((w.to_string(), v));
+                    }
+                }
+            }
+            out
+        }
+        "Write" | "Edit" | "MultiEdit" => {
+            let Some(path) = s("file_path") else { return Vec::new() };
+            if !path.ends_with("Cargo.lock") {
+                return Vec::new();
+            }
+            let p = cwd.join(path);
+            let old = std::fs::read_to_string(&p).unwrap_or_default();
+            let new = match tool {
+                "Write" => s("content").unwrap_or_default().to_string(),
+                "Edit" => match (s("old_string"), s("new_string")) {
+                    (Some(a), Some(b)) => old.replacen(a, b, 1),
+                    _ => return Vec::new(),
+                },
+                _ => {
+                    let mut t = old.clone();
+                    for e in input.get("edits").and_then(|e| e.as_array()).into_iter().flatten() {
+                        if let (Some(a), Some(b)) =
+                            (e.get("old_string").and_then(|v| v.as_str()), e.get("new_string").and_then(|v| v.as_str()))
+                        {
+                            t = t.replacen(a, b, 1);
+                        }
+                    }
+                    t
+                }
+            };
+            let before: std::collections::HashSet<(String, String)> =
+                lockfile::cargo_lock(&old).unwrap_or_default().into_iter().map(|l| (l.name, l.version)).collect();
+            lockfile::cargo_lock(&new)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|l| (l.name, l.version))
+                .filter(|x| !before.contains(x))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Advisory findings for the packages a call adds or changes: ask, or deny from CVSS 9.0.
+/// Without advisory data, nothing is claimed (the audit records that the data is missing).
+pub fn findings(state_home: &Path, changes: &[(String, String)]) -> Result<Vec<loopguard_core::Finding>, String> {
+    use loopguard_core::{Finding, RiskLevel, Verdict};
+    if changes.is_empty() {
+        return Ok(Vec::new());
+    }
+    meta(state_home)?;
+    let names: Vec<&str> = changes.iter().map(|(n, _)| n.as_str()).collect();
+    let store = load_crates(state_home, &names)?;
+    let mut out = Vec::new();
+    for (name, version) in changes {
+        for h in store.check_crate(name, version)? {
+            let critical = h.cvss.is_some_and(|c| c >= 9.0);
+            out.push(
+                Finding::new(
+                    loopguard_core::reasons::VULNERABLE_DEPENDENCY,
+                    if critical { Verdict::Deny } else { Verdict::Ask },
+                    if critical { RiskLevel::Critical } else { RiskLevel::High },
+                    format!(
+                        "`{name}` {version} has advisory {}{}: {}",
+                        h.id,
+                        h.cvss.map(|c| format!(" (CVSS {c})")).unwrap_or_default(),
+                        h.summary
+                    ),
+                )
+                .with_remedy(match &h.fixed {
+                    Some(f) => format!("use `{name}` {f} or later."),
+                    None => format!("no fixed release of `{name}` is known: choose another crate or ask the human."),
+                }),
+            );
+        }
+    }
+    Ok(out)
+}

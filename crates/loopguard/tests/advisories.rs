@@ -49,3 +49,39 @@ fn import_then_check_a_lockfile() {
     );
     assert!(!out.contains("openssl"), "{out}");
 }
+
+#[test]
+fn the_gate_asks_or_denies_for_vulnerable_dependency_changes() {
+    let sb = Sandbox::new();
+    let verdict = |tool: &str, input: serde_json::Value| {
+        common::decision(&sb.pre("s", tool, input)).map_or(("allow".to_string(), String::new()), |d| d)
+    };
+    // Without data the gate claims nothing either way.
+    assert_eq!(verdict("Bash", serde_json::json!({"command": "cargo add smallvec@1.6.0"})).0, "allow");
+    sb.run(&["advisories", "import", fixture("advisories").to_str().unwrap()], "");
+    // CVSS 9.8: denied, naming the fixed version.
+    let (v, reason) = verdict("Bash", serde_json::json!({"command": "cargo add smallvec@1.6.0"}));
+    assert_eq!(v, "deny");
+    assert!(
+        reason.contains("[vulnerable-dependency]")
+            && reason.contains("RUSTSEC-2021-0003")
+            && reason.contains("1.6.1 or later"),
+        "{reason}"
+    );
+    assert_eq!(verdict("Bash", serde_json::json!({"command": "cargo add smallvec@1.6.1"})).0, "allow");
+    // A Cargo.lock edit that moves openssl back to 0.8.3: CVSS 8.1 → ask.
+    sb.write("Cargo.lock", &LOCK.replace("0.8.3", "0.10.70"));
+    let lock = sb.ws.join("Cargo.lock");
+    let (v, reason) = verdict(
+        "Edit",
+        serde_json::json!({"file_path": lock, "old_string": "version = \"0.10.70\"", "new_string": "version = \"0.8.3\""}),
+    );
+    assert_eq!(v, "ask", "{reason}");
+    assert!(reason.contains("RUSTSEC-2016-0001") && reason.contains("0.9.0"), "{reason}");
+    // Unchanged packages are not re-reported: an edit elsewhere in the lockfile passes.
+    let (v, _) = verdict(
+        "Edit",
+        serde_json::json!({"file_path": lock, "old_string": "name = \"app\"", "new_string": "name = \"app2\""}),
+    );
+    assert_eq!(v, "allow");
+}

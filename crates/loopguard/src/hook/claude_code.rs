@@ -332,6 +332,27 @@ fn merge_gate(
     )
 }
 
+/// The dependency advisory gate: a call that adds or changes a crates.io dependency version with
+/// a known advisory is asked about (denied from CVSS 9.0). The store is read only for such calls.
+fn advisory_gate(
+    decision: Decision,
+    tool: &str,
+    input: &Value,
+    cwd: &std::path::Path,
+    state: &std::path::Path,
+) -> Decision {
+    if decision.verdict() == Verdict::Deny {
+        return decision;
+    }
+    let changes = crate::advisories::crate_changes(tool, input, cwd);
+    match crate::advisories::findings(state, &changes) {
+        Ok(found) => found.into_iter().fold(decision, |d, f| d.escalate(f)),
+        // No data, or data that does not read: nothing is claimed either way (see `advisories
+        // check`, which reports missing data as an error).
+        Err(_) => decision,
+    }
+}
+
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let tool = match field_str(ev.obj, "tool_name") {
         Ok(t) => t,
@@ -399,6 +420,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     );
                 let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
+                let decision = advisory_gate(decision, tool, input, &ev.cwd, &p.state);
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                     y.record_operation(decision.yolo_approved());
                 }
