@@ -227,7 +227,9 @@ pub fn crate_changes(tool: &str, input: &serde_json::Value, cwd: &Path) -> Vec<(
 /// Without advisory data, nothing is claimed (the audit records that the data is missing).
 pub fn findings(state_home: &Path, changes: &[(String, String)]) -> Result<Vec<loopguard_core::Finding>, String> {
     use loopguard_core::{Finding, RiskLevel, Verdict};
-    if changes.is_empty() {
+    // No changes, or no data at all: nothing to claim (the audit and `advisories check` say the
+    // data is missing). Data that exists but does not read is an error (the caller asks).
+    if changes.is_empty() || !dir(state_home).join("meta.json").exists() {
         return Ok(Vec::new());
     }
     meta(state_home)?;

@@ -85,3 +85,14 @@ fn the_gate_asks_or_denies_for_vulnerable_dependency_changes() {
     );
     assert_eq!(v, "allow");
 }
+
+#[test]
+fn broken_advisory_data_asks_rather_than_allows() {
+    let sb = Sandbox::new();
+    sb.run(&["advisories", "import", fixture("advisories").to_str().unwrap()], "");
+    std::fs::write(sb.state.join("advisories/crates.io/smallvec.jsonl"), "{not json\n").unwrap();
+    let (v, reason) =
+        common::decision(&sb.pre("s", "Bash", serde_json::json!({"command": "cargo add smallvec@1.6.1"}))).unwrap();
+    assert_eq!(v, "ask");
+    assert!(reason.contains("advisory data cannot be checked"), "{reason}");
+}

@@ -347,9 +347,16 @@ fn advisory_gate(
     let changes = crate::advisories::crate_changes(tool, input, cwd);
     match crate::advisories::findings(state, &changes) {
         Ok(found) => found.into_iter().fold(decision, |d, f| d.escalate(f)),
-        // No data, or data that does not read: nothing is claimed either way (see `advisories
-        // check`, which reports missing data as an error).
-        Err(_) => decision,
+        // The data exists but cannot be read or applied: a human decides (fail closed).
+        Err(e) => decision.escalate(
+            Reason::new(
+                VULNERABLE_DEPENDENCY,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("this call changes dependencies, and the advisory data cannot be checked: {e}"),
+            )
+            .with_remedy("ask the human to re-import the advisory data (`loopguard advisories import`)."),
+        ),
     }
 }
 
