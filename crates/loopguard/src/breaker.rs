@@ -290,24 +290,32 @@ fn result_text(tool: &str, response: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// A PostToolUse: test counts from results, ping-pong from edits. Returns new trips.
-#[allow(clippy::too_many_arguments)]
+/// What a tool result tells the breaker: a test run, edits. `None` when nothing (most results):
+/// the caller then touches no state at all.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    tests: Option<testcount::TestRun>,
+    edits: Vec<pingpong::Transition>,
+}
+
+/// Reads a PostToolUse result (pure; no state).
+pub fn observe(tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Option<Observation> {
+    let tests = result_text(tool, response).and_then(|t| testcount::parse(&t));
+    let edits = pingpong::transitions(tool, input, Some(response));
+    (tests.is_some() || !edits.is_empty()).then_some(Observation { tests, edits })
+}
+
+/// Records an observation in the run: test counts, ping-pong. Returns new trips.
 pub fn observe_result(
     tx: &Tx,
     cfg: &BreakerConfig,
     workspace: &str,
     workspace_path: &Path,
     session: &str,
-    tool: &str,
-    input: &serde_json::Value,
-    response: &serde_json::Value,
+    obs: Observation,
     now: i64,
 ) -> StoreResult<Vec<Trip>> {
-    let tests = result_text(tool, response).and_then(|t| testcount::parse(&t));
-    let edits = pingpong::transitions(tool, input, Some(response));
-    if tests.is_none() && edits.is_empty() {
-        return Ok(Vec::new());
-    }
+    let Observation { tests, edits } = obs;
     let mut run = tx.run(workspace, session, now)?;
     if let Some(t) = tests {
         let passed = i64::try_from(t.passed).unwrap_or(i64::MAX);

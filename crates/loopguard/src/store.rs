@@ -59,9 +59,6 @@ CREATE TABLE IF NOT EXISTS outbox (
 /// A webhook event due for delivery: (id, workspace key, event, body, attempts so far).
 pub type Outgoing = (i64, String, String, String, i64);
 
-/// An outbox row for status: (event, attempts, delivered, last error).
-pub type OutboxRow = (String, i64, bool, Option<String>);
-
 /// A store error, as text (every caller turns it into a deny or an exit code).
 pub type StoreResult<T> = Result<T, String>;
 
@@ -403,18 +400,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The outbox, for status and tests: (event, attempts, delivered, last error).
-    pub fn outbox(&self) -> StoreResult<Vec<OutboxRow>> {
-        let mut stmt = self
-            .tx
-            .prepare("SELECT event, attempts, delivered_at IS NOT NULL, last_error FROM outbox ORDER BY id")
-            .map_err(sql)?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)
-    }
-
     /// An operator's password hash (PHC string).
     pub fn operator(&self, name: &str) -> StoreResult<Option<String>> {
         self.tx.query_row("SELECT phc FROM operators WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(sql)
@@ -514,15 +499,6 @@ impl Tx<'_> {
             .execute("UPDATE effects SET done_at = ?2, result = ?3 WHERE id = ?1", params![id, now, result])
             .map_err(sql)?;
         Ok(())
-    }
-
-    /// The result of a carried-out effect.
-    pub fn effect_result(&self, id: i64) -> StoreResult<Option<String>> {
-        self.tx
-            .query_row("SELECT result FROM effects WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map(Option::flatten)
-            .map_err(sql)
     }
 }
 

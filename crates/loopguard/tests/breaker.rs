@@ -652,3 +652,18 @@ fn a_failed_audit_write_is_an_evidence_failure_that_trips() {
     assert_eq!(doc.ws.breaker.trips[0].trigger, loopguard_core::breaker::Trigger::EvidenceFailures);
     assert_eq!(doc.ws.breaker.position, loopguard_core::BreakerPosition::ReadOnly);
 }
+
+#[test]
+fn results_that_tell_the_breaker_nothing_touch_no_state() {
+    let sb = Sandbox::new();
+    let out = sb.post(
+        "s",
+        "Bash",
+        json!({"command": "ls"}),
+        json!({"stdout": "a\nb\n", "stderr": "", "interrupted": false, "isImage": false}),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!sb.state.join("breaker").exists(), "a plain result opened the hot state");
+    sb.post("s", "Bash", json!({"command": "cargo test"}), cargo_output(3, 0));
+    assert_eq!(status(&sb)["run"]["best_passed"], 3);
+}

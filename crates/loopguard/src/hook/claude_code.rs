@@ -526,26 +526,21 @@ fn post_tool_use(ev: &Event<'_>, env: &Env) -> Result<String, (&'static str, Str
     };
     // The breaker learns from results: test counts and edits going back and forth.
     let mut breaker_error = None;
-    if let (false, Some(resp), Some(tool), Some(input)) =
-        (failed, ev.obj.get("tool_response"), ev.obj.get("tool_name").and_then(Value::as_str), ev.obj.get("tool_input"))
-    {
+    let observation = match (failed, ev.obj.get("tool_response"), ev.obj.get("tool_name").and_then(Value::as_str)) {
+        (false, Some(resp), Some(tool)) => {
+            crate::breaker::observe(tool, ev.obj.get("tool_input").unwrap_or(&Value::Null), resp)
+        }
+        _ => None,
+    };
+    // Most results say nothing to the breaker: then no policy load and no state file.
+    if let Some(obs) = observation {
         let observed = Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace)))
             .map_err(|e| e.to_string())
             .and_then(|policy| {
                 let ws_key = workspace_key(&p.workspace);
                 let now = crate::effects::now();
                 crate::hot::write(&p.state, &ws_key, |tx| {
-                    crate::breaker::observe_result(
-                        tx,
-                        policy.breaker(),
-                        &ws_key,
-                        &p.workspace,
-                        ev.session,
-                        tool,
-                        input,
-                        resp,
-                        now,
-                    )
+                    crate::breaker::observe_result(tx, policy.breaker(), &ws_key, &p.workspace, ev.session, obs, now)
                 })
             });
         match observed {
