@@ -43,7 +43,8 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
-    VULNERABLE_DEPENDENCY = "vulnerable-dependency": "The call adds or changes a dependency version with a known advisory (offline OSV data): ask, or deny from CVSS 9.0; the reason names the fixed version.";
+    VULNERABLE_DEPENDENCY = "vulnerable-dependency": "The call adds or changes a dependency (crates.io, npm, PyPI, Go; by command or manifest/lockfile edit) whose version, or the lowest version its requirement admits, has a known advisory in the offline OSV data: `[advisories] action` (ask), deny from `deny_cvss` (9.0); the reason names the fixed version. Data that cannot be read asks.";
+    ADVISORY_DATA_MISSING = "advisory-data-missing": "The call changes dependencies and no advisory data is imported, and `[advisories] missing` says to ask or deny (the default, allow, only notes it in the audit).";
     CANARY_TRIPPED = "canary-tripped": "The call carries a canary credential that `loopguard exec` planted, or reads its canary file: an exfiltration attempt. Denied, and the canary breaker stops the run.";
     SSRF_INTERNAL = "ssrf-internal-address": "A URL or network target (WebFetch, curl, wget, ssh, nc, …) is a private, loopback, link-local, cloud-metadata or other special-purpose address, or an internal-only name.";
     MERGE_NOT_ELIGIBLE = "merge-not-eligible": "A merge (or push to a protected branch) at the `merge` level is allowed only for a change `loopguard merge-check` finds eligible; this one is not, or cannot be checked.";
@@ -127,6 +128,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     CONFIRMATION_REQUIRED,
     SSRF_INTERNAL,
     VULNERABLE_DEPENDENCY,
+    ADVISORY_DATA_MISSING,
 ];
 
 /// Whether a code is a built-in reason code.

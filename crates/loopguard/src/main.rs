@@ -246,15 +246,19 @@ enum BreakerCommand {
 
 #[derive(Subcommand)]
 enum AdvisoriesCommand {
-    /// Import OSV records (*.json, recursively) from a directory, replacing the store.
+    /// Import OSV records (crates.io, npm, PyPI, Go) from a directory (*.json, recursively) or a
+    /// zip archive (osv.dev's `all.zip`), replacing the store.
     Import {
-        /// e.g. a checkout of the RustSec advisory database's OSV export.
-        dir: PathBuf,
+        /// e.g. a checkout of the RustSec advisory database's OSV export, or osv.dev's
+        /// `<ecosystem>/all.zip`.
+        source: PathBuf,
     },
-    /// Check a Cargo.lock (default: the repository's) against the store (exit 1 when affected).
+    /// Check manifests and lockfiles against the store: exit 1 when a dependency is affected,
+    /// 2 when there is no data or a file cannot be read.
     Check {
-        /// The lockfile.
-        lockfile: Option<PathBuf>,
+        /// Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt,
+        /// pyproject.toml or go.mod (default: every one of them in the current directory).
+        files: Vec<PathBuf>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -614,17 +618,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Advisories { command } => {
             let state = env.state_home()?;
             match command {
-                AdvisoriesCommand::Import { dir } => {
-                    let (records, packages) = loopguard::advisories::import(&state, &dir)?;
+                AdvisoriesCommand::Import { source } => {
+                    let (records, packages, skipped) = loopguard::advisories::import(&state, &source)?;
                     println!("imported {records} advisories for {packages} packages");
+                    if skipped > 0 {
+                        println!("skipped {skipped} records of ecosystems loopguard does not check");
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
-                AdvisoriesCommand::Check { lockfile, json } => {
-                    let lock = match lockfile {
-                        Some(l) => l,
-                        None => state::git_toplevel(&cwd()?).unwrap_or(cwd()?).join("Cargo.lock"),
-                    };
-                    let (out, found) = loopguard::advisories::check_lockfile(&state, &lock, json)?;
+                AdvisoriesCommand::Check { files, json } => {
+                    let files = if files.is_empty() { loopguard::advisories::default_files(&cwd()?) } else { files };
+                    let workspace = env.workspace_for(&cwd()?);
+                    let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
+                        .map_err(|e| format!("the policy does not load: {e}"))?;
+                    let (out, found) = loopguard::advisories::check_files(&state, &files, json, policy.advisories())?;
                     print!("{out}");
                     Ok(if found { ExitCode::from(1) } else { ExitCode::SUCCESS })
                 }

@@ -2,12 +2,16 @@
 //! export and osv.dev's archives), indexed by ecosystem and package, and the question "is this
 //! version of this package affected, and what is the fixed version?".
 //!
-//! This first part handles the crates.io ecosystem (SemVer, with the `semver` crate) and OSV's
-//! `SEMVER` and `ECOSYSTEM` ranges with `introduced` / `fixed` / `last_affected` / `limit` events
-//! plus explicit `versions` lists. npm and PyPI version semantics, and the gate's detection of
-//! dependency changes, are the rest of issue 10.
+//! Ecosystems: crates.io, npm, PyPI and Go ([`version`]), OSV `SEMVER` and `ECOSYSTEM` ranges
+//! with `introduced` / `fixed` / `last_affected` / `limit` events plus explicit `versions` lists.
+//! [`manifest`] reads the dependencies of manifests and lockfiles, [`detect`] the dependency
+//! changes a tool call makes (package-manager commands, manifest edits).
 
-pub mod lockfile;
+pub mod detect;
+pub mod manifest;
+pub mod version;
+
+pub use version::{Ecosystem, Ver};
 
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -109,41 +113,34 @@ pub struct Hit {
     pub fixed: Option<String>,
 }
 
-fn parse_semver(v: &str) -> Option<semver::Version> {
-    let v = v.trim();
-    if v == "0" {
-        return Some(semver::Version::new(0, 0, 0));
-    }
-    semver::Version::parse(v).ok()
-}
-
 impl OsvRange {
-    /// Whether `v` is in the range (crates.io semantics). `None` when the range cannot be read
-    /// (the caller treats that as "cannot tell", never as "not affected").
-    fn contains(&self, v: &semver::Version) -> Option<bool> {
+    /// Whether `v` is in the range. `None` when the range cannot be read (the caller treats
+    /// that as "cannot tell", never as "not affected").
+    fn contains(&self, eco: Ecosystem, v: &Ver) -> Option<bool> {
         if !matches!(self.kind.as_str(), "SEMVER" | "ECOSYSTEM") {
             return None;
         }
         // Walk the events: each `introduced` opens, each `fixed`/`last_affected` closes.
         let mut affected = false;
         for e in &self.events {
+            // `0` is "from the very beginning", pre-releases of 0.0.0 (Go pseudo-versions) too.
             if let Some(i) = &e.introduced
-                && parse_semver(i)? <= *v
+                && (i.trim() == "0" || eco.parse(i)? <= *v)
             {
                 affected = true;
             }
             if let Some(f) = &e.fixed
-                && parse_semver(f)? <= *v
+                && eco.parse(f)? <= *v
             {
                 affected = false;
             }
             if let Some(l) = &e.last_affected
-                && parse_semver(l)? < *v
+                && eco.parse(l)? < *v
             {
                 affected = false;
             }
             if let Some(l) = &e.limit
-                && parse_semver(l)? <= *v
+                && eco.parse(l)? <= *v
             {
                 return Some(false);
             }
@@ -151,8 +148,16 @@ impl OsvRange {
         Some(affected)
     }
 
-    fn fixed_above(&self, v: &semver::Version) -> Option<semver::Version> {
-        self.events.iter().filter_map(|e| e.fixed.as_deref().and_then(parse_semver)).filter(|f| f > v).min()
+    /// Whether the range is still open after its last event: every release from some version
+    /// on is affected and no fix is known.
+    fn open_ended(&self) -> bool {
+        matches!(self.kind.as_str(), "SEMVER" | "ECOSYSTEM")
+            && self.events.last().is_some_and(|e| e.introduced.is_some())
+            && !self.events.iter().any(|e| e.limit.is_some())
+    }
+
+    fn fixed_above(&self, eco: Ecosystem, v: &Ver) -> Option<Ver> {
+        self.events.iter().filter_map(|e| e.fixed.as_deref().and_then(|f| eco.parse(f))).filter(|f| f > v).min()
     }
 }
 
@@ -209,24 +214,24 @@ pub fn cvss3_base(vector: &str) -> Option<f64> {
     })
 }
 
-/// Advisories indexed by (ecosystem, package).
+/// Advisories indexed by (ecosystem, normalised package name).
 #[derive(Debug, Default, Clone)]
 pub struct AdvisoryStore {
-    by_package: HashMap<(String, String), Vec<std::sync::Arc<OsvRecord>>>,
+    by_package: HashMap<(Ecosystem, String), Vec<std::sync::Arc<OsvRecord>>>,
     /// How many records are loaded.
     pub records: usize,
 }
 
 impl AdvisoryStore {
-    /// Adds a record (withdrawn ones are skipped).
+    /// Adds a record (withdrawn ones are skipped; packages of other ecosystems are ignored).
     pub fn add(&mut self, r: OsvRecord) {
         if r.withdrawn.is_some() {
             return;
         }
         let r = std::sync::Arc::new(r);
         for a in &r.affected {
-            let key = (a.package.ecosystem.clone(), a.package.name.clone());
-            let list = self.by_package.entry(key).or_default();
+            let Some(eco) = Ecosystem::from_osv(&a.package.ecosystem) else { continue };
+            let list = self.by_package.entry((eco, eco.normalize(&a.package.name))).or_default();
             if !list.iter().any(|x| x.id == r.id) {
                 list.push(r.clone());
             }
@@ -241,42 +246,67 @@ impl AdvisoryStore {
         Ok(())
     }
 
-    /// Advisories affecting `name` at `version` in the crates.io ecosystem. `Err` when the version
-    /// or a range cannot be read (never reported as "no advisories").
-    pub fn check_crate(&self, name: &str, version: &str) -> Result<Vec<Hit>, String> {
-        let v = parse_semver(version).ok_or_else(|| format!("`{version}` is not a SemVer version"))?;
-        let Some(list) = self.by_package.get(&("crates.io".to_string(), name.to_string())) else {
-            return Ok(Vec::new());
-        };
+    /// The entries of `name` in `eco` with their records.
+    fn entries<'a>(&'a self, eco: Ecosystem, name: &str) -> impl Iterator<Item = (&'a OsvRecord, &'a OsvAffected)> {
+        let key = eco.normalize(name);
+        self.by_package.get(&(eco, key.clone())).into_iter().flatten().flat_map(move |r| {
+            let key = key.clone();
+            r.affected
+                .iter()
+                .filter(move |a| {
+                    Ecosystem::from_osv(&a.package.ecosystem) == Some(eco) && eco.normalize(&a.package.name) == key
+                })
+                .map(move |a| (r.as_ref(), a))
+        })
+    }
+
+    fn hit(r: &OsvRecord, fixed: Option<String>) -> Hit {
+        let cvss = r.severity.iter().find(|s| s.kind.starts_with("CVSS_V3")).and_then(|s| cvss3_base(&s.score));
+        Hit { id: r.id.clone(), aliases: r.aliases.clone(), summary: r.summary.clone(), cvss, fixed }
+    }
+
+    /// Advisories affecting `name` at `version` in `eco`. `Err` when the version or a range
+    /// cannot be read (never reported as "no advisories").
+    pub fn check(&self, eco: Ecosystem, name: &str, version: &Ver) -> Result<Vec<Hit>, String> {
         let mut hits = Vec::new();
-        for r in list {
-            for a in r.affected.iter().filter(|a| a.package.ecosystem == "crates.io" && a.package.name == name) {
-                let listed = a.versions.iter().any(|x| parse_semver(x).as_ref() == Some(&v));
-                let mut in_range = false;
-                for range in a.ranges.iter().filter(|r| r.kind != "GIT") {
-                    match range.contains(&v) {
-                        Some(true) => in_range = true,
-                        Some(false) => {}
-                        None => return Err(format!("{}: a version range of `{name}` cannot be read", r.id)),
-                    }
+        for (r, a) in self.entries(eco, name) {
+            let listed = a.versions.iter().any(|x| eco.parse(x).as_ref() == Some(version));
+            let mut in_range = false;
+            for range in a.ranges.iter().filter(|r| r.kind != "GIT") {
+                match range.contains(eco, version) {
+                    Some(true) => in_range = true,
+                    Some(false) => {}
+                    None => return Err(format!("{}: a version range of `{name}` cannot be read", r.id)),
                 }
-                if listed || in_range {
-                    let fixed = a.ranges.iter().filter_map(|x| x.fixed_above(&v)).min().map(|f| f.to_string());
-                    let cvss =
-                        r.severity.iter().find(|s| s.kind.starts_with("CVSS_V3")).and_then(|s| cvss3_base(&s.score));
-                    hits.push(Hit {
-                        id: r.id.clone(),
-                        aliases: r.aliases.clone(),
-                        summary: r.summary.clone(),
-                        cvss,
-                        fixed,
-                    });
-                }
+            }
+            if listed || in_range {
+                let fixed = a.ranges.iter().filter_map(|x| x.fixed_above(eco, version)).min().map(|f| f.to_string());
+                hits.push(Self::hit(r, fixed));
             }
         }
         hits.sort_by(|a, b| a.id.cmp(&b.id));
         hits.dedup_by(|a, b| a.id == b.id);
         Ok(hits)
+    }
+
+    /// Advisories that affect the newest releases of `name` with no fix known: what a
+    /// dependency added without a version (`cargo add serde`, `npm install left-pad`) gets
+    /// whatever the registry's newest release is.
+    pub fn unfixed(&self, eco: Ecosystem, name: &str) -> Vec<Hit> {
+        let mut hits: Vec<Hit> = self
+            .entries(eco, name)
+            .filter(|(_, a)| a.ranges.iter().any(OsvRange::open_ended))
+            .map(|(r, _)| Self::hit(r, None))
+            .collect();
+        hits.sort_by(|a, b| a.id.cmp(&b.id));
+        hits.dedup_by(|a, b| a.id == b.id);
+        hits
+    }
+
+    /// Advisories affecting crate `name` at `version` (crates.io; the version as text).
+    pub fn check_crate(&self, name: &str, version: &str) -> Result<Vec<Hit>, String> {
+        let v = Ecosystem::Crates.parse(version).ok_or_else(|| format!("`{version}` is not a SemVer version"))?;
+        self.check(Ecosystem::Crates, name, &v)
     }
 }
 

@@ -124,6 +124,28 @@ pub struct Policy {
     exec_canary_env: Vec<String>,
     exec_canary_file: bool,
     exec_unenforced_ask: bool,
+    advisories: AdvisoryConfig,
+}
+
+/// The dependency advisory gate's settings (`[advisories]`, docs/advisories.md). A project policy
+/// can only tighten them: the stricter of its value and the user's wins.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdvisoryConfig {
+    /// Data imported longer ago than this adds a warning to every result (`max_age_days`).
+    pub max_age_days: u64,
+    /// Findings with a CVSS base score at or above this are denied (`deny_cvss`).
+    pub deny_cvss: f64,
+    /// The verdict for other findings (`action`: "ask" or "deny").
+    pub action: crate::Verdict,
+    /// What a dependency change gets when no advisory data was imported (`missing`: "allow",
+    /// "ask" or "deny"; with "allow" the audit still records that nothing was checked).
+    pub missing: crate::Verdict,
+}
+
+impl Default for AdvisoryConfig {
+    fn default() -> Self {
+        AdvisoryConfig { max_age_days: 30, deny_cvss: 9.0, action: crate::Verdict::Ask, missing: crate::Verdict::Allow }
+    }
 }
 
 /// The breaker settings after merging (docs/breakers.md).
@@ -267,6 +289,7 @@ impl Policy {
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
             exec_unenforced_ask: false,
+            advisories: AdvisoryConfig::default(),
         }
     }
 
@@ -452,6 +475,20 @@ impl Policy {
         if let Some(a) = b.unenforced_ask {
             self.exec_unenforced_ask = a;
         }
+        let a = &mut self.advisories;
+        let project = kind == LayerKind::Project;
+        if let Some(v) = b.adv_max_age_days {
+            a.max_age_days = if project { a.max_age_days.min(v) } else { v };
+        }
+        if let Some(v) = b.adv_deny_cvss {
+            a.deny_cvss = if project { a.deny_cvss.min(v) } else { v };
+        }
+        if let Some(v) = b.adv_action {
+            a.action = if project { a.action.max(v) } else { v };
+        }
+        if let Some(v) = b.adv_missing {
+            a.missing = if project { a.missing.max(v) } else { v };
+        }
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -494,6 +531,11 @@ impl Policy {
     /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
     pub fn exec_wrap_bash(&self) -> bool {
         self.exec_wrap_bash
+    }
+
+    /// The dependency advisory gate's settings (`[advisories]`).
+    pub fn advisories(&self) -> &AdvisoryConfig {
+        &self.advisories
     }
 
     /// Grants from the user policy (`[[grants]]`).
@@ -728,6 +770,14 @@ impl Policy {
             list(&self.exec_canary_env),
             self.exec_canary_file,
             if self.exec_unenforced_ask { "ask" } else { "deny" }
+        ));
+        let a = &self.advisories;
+        out.push_str(&format!(
+            "\n[advisories]\nmax_age_days = {}\ndeny_cvss = {:?}\naction = \"{}\"\nmissing = \"{}\"\n",
+            a.max_age_days,
+            a.deny_cvss,
+            a.action.as_str(),
+            a.missing.as_str()
         ));
         for g in &self.grants {
             out.push_str(&format!(

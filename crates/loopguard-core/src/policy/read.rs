@@ -88,7 +88,7 @@ impl Reader<'_> {
         }
     }
 
-    fn verdict(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<Verdict>> {
+    pub(crate) fn verdict(&mut self, v: &Spanned<DeValue<'_>>, what: &str) -> Option<At<Verdict>> {
         let s = self.string(v, what)?;
         match Verdict::parse(&s.value) {
             Some(value) => Some(At { value, span: s.span }),
@@ -117,6 +117,9 @@ impl Reader<'_> {
             "breakers",
             "prices",
             "break_glass",
+            "grants",
+            "exec",
+            "advisories",
         ];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
@@ -186,6 +189,7 @@ impl Reader<'_> {
                 "break_glass" => self.break_glass(v, &mut layer.breaker),
                 "grants" => self.grants(v, &mut layer.breaker),
                 "exec" => self.exec(v, &mut layer.breaker),
+                "advisories" => self.advisories(v, &mut layer.breaker),
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }

@@ -26,6 +26,10 @@ pub(crate) struct BreakerLayer {
     pub canary_env: Vec<String>,
     pub canary_file: Option<bool>,
     pub unenforced_ask: Option<bool>,
+    pub adv_max_age_days: Option<u64>,
+    pub adv_deny_cvss: Option<f64>,
+    pub adv_action: Option<crate::Verdict>,
+    pub adv_missing: Option<crate::Verdict>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -325,6 +329,36 @@ impl Reader<'_> {
                     "[exec]",
                     &["env_allow", "wrap_bash", "canary_env", "canary_file", "unenforced"],
                 ),
+            }
+        }
+    }
+
+    pub(crate) fn advisories(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let Some(t) = self.table(v, "[advisories]") else { return };
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "max_age_days" => {
+                    if let Some(n) = self.number(v, "advisories.max_age_days") {
+                        out.adv_max_age_days = Some(n as u64);
+                    }
+                }
+                "deny_cvss" => {
+                    // Above 10, no score denies (the `action` applies to every finding).
+                    if let Some(n) = self.number(v, "advisories.deny_cvss") {
+                        out.adv_deny_cvss = Some(n);
+                    }
+                }
+                "action" => {
+                    if let Some(a) = self.verdict(v, "advisories.action") {
+                        if a.value == crate::Verdict::Allow {
+                            self.err(a.span, "policy-value", "advisories.action must be \"ask\" or \"deny\"");
+                        } else {
+                            out.adv_action = Some(a.value);
+                        }
+                    }
+                }
+                "missing" => out.adv_missing = self.verdict(v, "advisories.missing").map(|a| a.value),
+                _ => self.unknown_key(k, "[advisories]", &["max_age_days", "deny_cvss", "action", "missing"]),
             }
         }
     }

@@ -332,30 +332,39 @@ fn merge_gate(
     )
 }
 
-/// The dependency advisory gate: a call that adds or changes a crates.io dependency version with
-/// a known advisory is asked about (denied from CVSS 9.0). The store is read only for such calls.
+/// The dependency advisory gate: a call that adds or changes a dependency with a known advisory
+/// (crates.io, npm, PyPI, Go) is asked about or denied per `[advisories]`. The store is read only
+/// for such calls. Returns the decision and a note for the audit and the human (missing or
+/// stale data).
 fn advisory_gate(
     decision: Decision,
     tool: &str,
     input: &Value,
     cwd: &std::path::Path,
     state: &std::path::Path,
-) -> Decision {
+    cfg: &loopguard_core::policy::AdvisoryConfig,
+) -> (Decision, Option<String>) {
     if decision.verdict() == Verdict::Deny {
-        return decision;
+        return (decision, None);
     }
-    let changes = crate::advisories::crate_changes(tool, input, cwd);
-    match crate::advisories::findings(state, &changes) {
-        Ok(found) => found.into_iter().fold(decision, |d, f| d.escalate(f)),
-        // The data exists but cannot be read or applied: a human decides (fail closed).
-        Err(e) => decision.escalate(
-            Reason::new(
-                VULNERABLE_DEPENDENCY,
-                Verdict::Ask,
-                RiskLevel::High,
-                format!("this call changes dependencies, and the advisory data cannot be checked: {e}"),
-            )
-            .with_remedy("ask the human to re-import the advisory data (`loopguard advisories import`)."),
+    let Some(changes) = crate::advisories::dependency_changes(tool, input, cwd) else {
+        return (decision, None);
+    };
+    match changes.and_then(|deps| crate::advisories::gate(state, &deps, cfg)) {
+        Ok(r) => (r.findings.into_iter().fold(decision, |d, f| d.escalate(f)), r.note),
+        // The data exists but cannot be read or applied, or the new manifest does not read: a
+        // human decides (fail closed).
+        Err(e) => (
+            decision.escalate(
+                Reason::new(
+                    VULNERABLE_DEPENDENCY,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!("this call changes dependencies, and they cannot be checked against the advisory data: {e}"),
+                )
+                .with_remedy("fix the manifest, or ask the human to re-import the advisory data (`loopguard advisories import`)."),
+            ),
+            Some(format!("not checked: {e}")),
         ),
     }
 }
@@ -427,12 +436,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     );
                 let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
-                let decision = advisory_gate(decision, tool, input, &ev.cwd, &p.state);
+                let (decision, adv_note) = advisory_gate(decision, tool, input, &ev.cwd, &p.state, policy.advisories());
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                     y.record_operation(decision.yolo_approved());
                 }
                 crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
-                Ok((decision, b))
+                Ok((decision, b, adv_note))
             })
             .map_err(|e| {
                 Decision::fail_closed(
@@ -442,9 +451,9 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             })
         }
     };
-    let (decision, before) = match outcome {
-        Ok((d, b)) => (d, Some(b)),
-        Err(d) => (d, None),
+    let (decision, before, adv_note) = match outcome {
+        Ok((d, b, n)) => (d, Some(b), n),
+        Err(d) => (d, None, None),
     };
 
     let mut e = new_event(ev, EventKind::PreToolUse);
@@ -462,6 +471,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "granted": decision.granted(),
         "yolo_approved": decision.yolo_approved(),
         "step": before.as_ref().map(|b| b.run.steps),
+        "advisories": adv_note,
     }));
     if let Some(summary) = ended_yolo {
         let mut y = new_event(ev, EventKind::YoloSummary);
@@ -496,7 +506,14 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox (exec.wrap_bash); denied.")
         });
     }
-    answer(&decision)
+    match (decision.verdict(), &adv_note) {
+        // Nothing blocks, but the human should know what the advisory check could not say.
+        (Verdict::Allow, Some(note)) => {
+            let v = json!({ "systemMessage": format!("loopguard: {note}") });
+            HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 }
+        }
+        _ => answer(&decision),
+    }
 }
 
 /// Audits the result and redacts secrets out of it. The redacted response keeps the tool's own

@@ -192,6 +192,10 @@ pub fn decision(out: &Output) -> Option<(String, String)> {
     }
     let v: serde_json::Value = serde_json::from_str(s.trim()).unwrap();
     let h = &v["hookSpecificOutput"];
+    // Only a `systemMessage` (a note for the human): no decision, the call goes on.
+    if h.is_null() && v.get("systemMessage").is_some() {
+        return None;
+    }
     Some((
         h["permissionDecision"].as_str().unwrap().to_string(),
         h["permissionDecisionReason"].as_str().unwrap().to_string(),
