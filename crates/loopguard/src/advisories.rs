@@ -243,7 +243,8 @@ impl Found {
             }
         };
         let verb = if matches!(self.checked, Checked::Newest) { "is affected by" } else { "has" };
-        format!("{what} {verb} advisory {}{cvss}: {}", h.id, h.summary)
+        let summary = h.summary.trim().trim_end_matches('.');
+        format!("{what} {verb} advisory {}{cvss}: {summary}.", h.id)
     }
 
     /// What to do instead.

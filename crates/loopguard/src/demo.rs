@@ -11,6 +11,9 @@ use std::io::{self, Write};
 /// The recorded session.
 pub const SESSION: &str = include_str!("../../../examples/demo-session.jsonl");
 
+/// A real RustSec advisory (smallvec, CVSS 9.8) in OSV form, for the demo's dependency step.
+const DEMO_ADVISORY: &str = include_str!("../tests/fixtures/advisories/RUSTSEC-2021-0003.json");
+
 /// One line describing an audit event (used by `audit tail` too).
 pub fn describe_event(ev: &AuditEvent) -> String {
     let mut s = format!("#{:<4} {} {:?}", ev.seq, ev.time.get(..19).unwrap_or(&ev.time), ev.kind);
@@ -68,6 +71,11 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         manual_effects: true,
         ..Env::default()
     };
+    // One real RustSec record, so the dependency advisory gate has data to decide with.
+    let osv = tmp.path().join("osv");
+    std::fs::create_dir_all(&osv)?;
+    std::fs::write(osv.join("RUSTSEC-2021-0003.json"), DEMO_ADVISORY)?;
+    crate::advisories::import(&state, &osv).map_err(io::Error::other)?;
     let (project_s, home_s) = (project.display().to_string(), home.display().to_string());
     writeln!(out, "loopguard demo: replaying a recorded Claude Code session through the gate")?;
     writeln!(out, "workspace {project_s}\nstate     {}\n", state.display())?;
