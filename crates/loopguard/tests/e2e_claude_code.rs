@@ -65,6 +65,7 @@ fn run_claude_with(sb: &Sandbox, claude: &Path, script: Value, extra: &[&str]) -
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sb.home)
         .env("LOOPGUARD_HOME", &sb.state)
+        .envs(sb.extra_env.iter().map(|(k, v)| (k, v)))
         .status()
         .unwrap();
     assert!(status.success(), "run-claude.sh failed: {status}");
@@ -270,4 +271,39 @@ fn real_claude_code_bash_runs_in_the_kernel_sandbox_with_wrap_bash() {
     assert_eq!(std::fs::read_to_string(sb.ws.join("inside.txt")).unwrap_or_default(), "hi\n", "stderr: {}", run.stderr);
     let (result, _) = tool_result(&run, "toolu_e2e_0").expect("a result for the python call");
     assert!(result.contains("Permission denied"), "{result}");
+}
+
+#[test]
+fn real_claude_code_vulnerable_dependency_is_denied_and_a_stale_data_note_passes() {
+    let Some(claude) = claude_bin() else { return };
+    let mut sb = Sandbox::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/advisories-multi");
+    let (code, _, err) = sb.run(&["advisories", "import", fixtures.to_str().unwrap()], "");
+    assert_eq!(code, 0, "{err}");
+    // Forty days later (debug builds take an injected clock): the data is out of date.
+    let later = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 40 * 86400;
+    sb.extra_env.push(("LOOPGUARD_TEST_NOW".into(), later.to_string()));
+    let pj = sb.ws.join("package.json");
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Write", "input": {"file_path": pj, "content": "{\"dependencies\":{\"minimist\":\"1.2.5\"}}\n"}},
+            {"tool": "Write", "input": {"file_path": pj, "content": "{\"dependencies\":{\"lodash\":\"^4.17.21\"}}\n"}},
+            {"text": "finished"}
+        ]),
+    );
+    let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the vulnerable write");
+    assert!(is_error, "{reason}");
+    assert!(
+        reason.contains("[vulnerable-dependency]")
+            && reason.contains("GHSA-xvch-5gv4-984h")
+            && reason.contains("1.2.6"),
+        "{reason}"
+    );
+    assert!(reason.contains("imported 40 days ago"), "stale data warns on every result: {reason}");
+    // The allowed write ran although the hook's answer carried only a systemMessage.
+    let (ok, is_error) = tool_result(&run, "toolu_e2e_1").expect("a result for the clean write");
+    assert!(!is_error, "{ok}; stderr: {}", run.stderr);
+    assert!(std::fs::read_to_string(&pj).unwrap_or_default().contains("lodash"), "stderr: {}", run.stderr);
 }
