@@ -49,6 +49,14 @@ pub enum EventKind {
     YoloOn,
     /// A yolo period ended (switched off or expired), with what it waved through.
     YoloSummary,
+    /// A signed checkpoint was written (details: its number, the size it covers, its hash).
+    Checkpoint,
+    /// A human approved the control plane's hashes.
+    Approved,
+    /// The control plane no longer matches what was approved.
+    ApprovalDrift,
+    /// A run was certified, or its certification refused (details: verdict, hashes).
+    Certification,
 }
 
 /// An event before it is sealed into the chain.

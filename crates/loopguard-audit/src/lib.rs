@@ -12,8 +12,12 @@
 //! assert_eq!(log.verify().unwrap().events, 2);
 //! ```
 
+mod checkpoint;
 mod event;
 mod verify;
+
+pub use checkpoint::{Checkpoint, merkle_root, signing_key, verifying_key};
+pub use ed25519_dalek::{SigningKey, VerifyingKey};
 
 pub use event::{AuditEvent, EventKind, GENESIS_HASH, NewEvent, hex};
 pub use verify::{Problem, VerifyReport};

@@ -1,4 +1,5 @@
 use super::*;
+use sha2::{Digest, Sha256};
 
 fn log_with(n: usize) -> (tempfile::TempDir, AuditLog) {
     let dir = tempfile::tempdir().unwrap();
@@ -183,4 +184,125 @@ fn files_are_private() {
     assert_eq!(mode(log.path()), 0o600);
     assert_eq!(mode(log.head_path()), 0o600);
     assert_eq!(mode(&d.path().join("audit")), 0o700);
+}
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+fn append_some(log: &AuditLog, n: usize) {
+    for _ in 0..n {
+        log.append(NewEvent::new("sess", EventKind::PostToolUse)).unwrap();
+    }
+}
+
+#[test]
+fn merkle_root_matches_rfc6962_vectors() {
+    // The empty tree and a single empty leaf (RFC 6962 §2.1; certificate-transparency test data).
+    assert_eq!(hex(&merkle_root(&[])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_eq!(hex(&merkle_root(&[vec![]])), "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d");
+    // Split at the largest power of two below n: [a b c] = H(1 || H(1 || a b) || c).
+    let leaf = |x: &[u8]| {
+        let mut h = Sha256::new();
+        h.update([0u8]);
+        h.update(x);
+        h.finalize().to_vec()
+    };
+    let node = |l: &[u8], r: &[u8]| {
+        let mut h = Sha256::new();
+        h.update([1u8]);
+        h.update(l);
+        h.update(r);
+        h.finalize().to_vec()
+    };
+    let (a, b, c) = (leaf(b"a"), leaf(b"b"), leaf(b"c"));
+    let want = node(&node(&a, &b), &c);
+    assert_eq!(merkle_root(&[b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]).to_vec(), want);
+}
+
+#[test]
+fn checkpoints_sign_and_verify_and_are_announced_in_the_log() {
+    let (_d, log) = log_with(5);
+    let k = key(7);
+    let cp = log.checkpoint(&k, "sess").unwrap();
+    assert_eq!((cp.n, cp.size), (1, 5));
+    append_some(&log, 3);
+    let cp2 = log.checkpoint(&k, "sess").unwrap();
+    assert_eq!((cp2.n, cp2.size), (2, 9), "the first announcement is event 6");
+    assert_eq!(log.verify_checkpoints(Some(&k.verifying_key())), Ok(2));
+    assert!(log.verify().unwrap().is_ok());
+    let last = log.tail(1).unwrap().remove(0);
+    assert_eq!(last.kind, EventKind::Checkpoint);
+    assert_eq!(last.details.unwrap()["hash"], cp2.hash());
+    // Another key's view: not valid.
+    let err = log.verify_checkpoints(Some(&key(8).verifying_key())).unwrap_err();
+    assert!(err.contains("signature is not valid"), "{err}");
+    assert!(log.verify_checkpoints(None).unwrap_err().contains("no trusted public key"));
+}
+
+#[test]
+fn a_tampered_log_is_never_checkpointed() {
+    let (_d, log) = log_with(4);
+    let mut l = lines(&log);
+    l[1] = l[1].replace("\"deny\"", "\"allow\"");
+    write_lines(&log, &l);
+    assert!(log.checkpoint(&key(1), "s").unwrap_err().contains("does not verify"));
+    assert!(!log.checkpoints_path().exists());
+}
+
+#[test]
+fn a_whole_log_replaced_by_a_fresh_valid_chain_is_detected() {
+    let (_d, log) = log_with(4);
+    let k = key(3);
+    log.checkpoint(&k, "s").unwrap();
+    // A forger writes a brand-new, internally valid chain of the same length and head anchor.
+    let (_d2, fresh) = log_with(6);
+    std::fs::copy(fresh.path(), log.path()).unwrap();
+    std::fs::copy(fresh.head_path(), log.head_path()).unwrap();
+    assert!(log.verify().unwrap().is_ok(), "the chain alone cannot tell");
+    let err = log.verify_checkpoints(Some(&k.verifying_key())).unwrap_err();
+    assert!(err.contains("not the ones signed") || err.contains("announces"), "{err}");
+}
+
+#[test]
+fn a_log_that_shrank_below_a_checkpoint_is_detected_even_with_a_rewritten_head() {
+    let (_d, log) = log_with(6);
+    let k = key(4);
+    log.checkpoint(&k, "s").unwrap();
+    // Cut back to 3 events and rewrite the head anchor to match: the chain verifies again.
+    let l = lines(&log);
+    write_lines(&log, &l[..3]);
+    let third = log.tail(1).unwrap().remove(0);
+    std::fs::write(log.head_path(), format!("{:020} {}\n", 3, third.hash)).unwrap();
+    assert!(log.verify().unwrap().is_ok());
+    let err = log.verify_checkpoints(Some(&k.verifying_key())).unwrap_err();
+    assert!(err.contains("the log shrank"), "{err}");
+}
+
+#[test]
+fn rolled_back_reordered_and_forged_checkpoints_are_detected() {
+    let (_d, log) = log_with(3);
+    let k = key(5);
+    let vk = k.verifying_key();
+    log.checkpoint(&k, "s").unwrap();
+    append_some(&log, 2);
+    log.checkpoint(&k, "s").unwrap();
+    let original = std::fs::read_to_string(log.checkpoints_path()).unwrap();
+    let cps: Vec<&str> = original.lines().collect();
+    // Rollback: the newest checkpoint removed.
+    std::fs::write(log.checkpoints_path(), format!("{}\n", cps[0])).unwrap();
+    assert!(log.verify_checkpoints(Some(&vk)).unwrap_err().contains("rolled back"));
+    // Reordered.
+    std::fs::write(log.checkpoints_path(), format!("{}\n{}\n", cps[1], cps[0])).unwrap();
+    assert!(log.verify_checkpoints(Some(&vk)).is_err());
+    // Forged: a covered size edited (the signature no longer matches).
+    let forged = cps[1].replace("\"size\":6", "\"size\":5");
+    assert_ne!(forged, cps[1]);
+    std::fs::write(log.checkpoints_path(), format!("{}\n{forged}\n", cps[0])).unwrap();
+    assert!(log.verify_checkpoints(Some(&vk)).unwrap_err().contains("signature is not valid"));
+    // Deleted altogether: the log's announcements still name them.
+    std::fs::remove_file(log.checkpoints_path()).unwrap();
+    assert!(log.verify_checkpoints(Some(&vk)).unwrap_err().contains("rolled back"));
+    std::fs::write(log.checkpoints_path(), &original).unwrap();
+    assert_eq!(log.verify_checkpoints(Some(&vk)), Ok(2));
 }

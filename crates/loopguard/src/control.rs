@@ -355,6 +355,10 @@ pub fn break_glass(
         log.append(e)
             .map_err(|e| format!("break-glass not recorded ({e}); it is in the store until {}", time(bg.until)))?;
     }
+    // The break-glass log is signed after every entry: its history cannot be rewritten unseen.
+    crate::keys::signing(&t.state)
+        .and_then(|k| AuditLog::new(t.state.join("break-glass.jsonl")).checkpoint(&k, "break-glass"))
+        .map_err(|e| format!("break-glass recorded, but its log could not be checkpointed: {e}"))?;
     let review = crate::escalation::Escalation {
         time: time(n),
         title: format!("break-glass #{id} — post-event review"),

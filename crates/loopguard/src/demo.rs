@@ -126,6 +126,12 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
     let report = log.verify().map_err(io::Error::other)?;
     writeln!(out, "\n{allowed} calls allowed, {stopped} stopped.")?;
     writeln!(out, "\naudit log: {} events; chain {}", report.events, if report.is_ok() { "intact" } else { "BROKEN" })?;
+    let trusted = crate::keys::trusted(&state).map_err(io::Error::other)?;
+    let signed = log.verify_checkpoints(trusted.as_ref());
+    match &signed {
+        Ok(n) => writeln!(out, "signed checkpoints (Ed25519, written at session end): {n} valid")?,
+        Err(e) => writeln!(out, "signed checkpoints: INVALID: {e}")?,
+    }
     // Now show what tampering looks like: flip one deny to allow in a copy of the log.
     let copy = tmp.path().join("tampered.jsonl");
     let text = std::fs::read_to_string(log.path())?;
@@ -137,5 +143,5 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         Some(p) => writeln!(out, "tampered copy (one deny edited to allow): caught at line {}: {}", p.line, p.message)?,
         None => writeln!(out, "tampered copy: NOT detected")?,
     }
-    Ok(report.is_ok() && bad.problem.is_some())
+    Ok(report.is_ok() && signed.is_ok_and(|n| n > 0) && bad.problem.is_some())
 }

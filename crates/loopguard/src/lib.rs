@@ -3,6 +3,7 @@
 //! only translates and orchestrates.
 
 pub mod advisories;
+pub mod audit_cli;
 pub mod breaker;
 pub mod control;
 pub mod demo;
@@ -14,6 +15,7 @@ pub mod fetch;
 pub mod hook;
 pub mod hot;
 pub mod install;
+pub mod keys;
 pub mod merge_check;
 pub mod operator;
 pub mod scan;

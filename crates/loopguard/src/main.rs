@@ -362,10 +362,34 @@ enum LayerArg {
 
 #[derive(Subcommand)]
 enum AuditCommand {
-    /// Verify the hash chain and head anchor; names the first bad line.
+    /// Verify the hash chain, the head anchor and every signed checkpoint; names the first
+    /// problem (exit 1 when any log is tampered with).
     Verify {
         #[command(flatten)]
         which: LogSelect,
+    },
+    /// Sign a checkpoint over the log as it is now (Ed25519 over its size, chain head and
+    /// Merkle root; also written at every session end).
+    Checkpoint {
+        #[command(flatten)]
+        which: LogSelect,
+    },
+    /// Counts by decision, reason and kind, sessions, time span, checkpoints and integrity.
+    Summary {
+        #[command(flatten)]
+        which: LogSelect,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The whole log, its checkpoints, the public key and the verification result as one JSON
+    /// document, to keep somewhere else.
+    Export {
+        #[command(flatten)]
+        which: LogSelect,
+        /// JSON output (the only format).
+        #[arg(long)]
+        json: bool,
     },
     /// Print the last events.
     Tail {
@@ -386,7 +410,7 @@ struct LogSelect {
     /// A log file (default: the current workspace's log).
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
-    /// Every log in the state home.
+    /// Every log in the state home (the break-glass log included).
     #[arg(long)]
     all: bool,
 }
@@ -836,6 +860,10 @@ fn logs(env: &Env, which: &LogSelect) -> Result<Vec<loopguard_audit::AuditLog>, 
             Err(e) => return Err(format!("cannot list {}: {e}", dir.display())),
         };
         v.sort();
+        let bg = home.join("break-glass.jsonl");
+        if bg.exists() {
+            v.push(bg);
+        }
         return Ok(v.into_iter().map(loopguard_audit::AuditLog::new).collect());
     }
     Ok(vec![state::audit_log(&home, &env.workspace_for(&cwd()?))])
@@ -844,28 +872,39 @@ fn logs(env: &Env, which: &LogSelect) -> Result<Vec<loopguard_audit::AuditLog>, 
 fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
     match command {
         AuditCommand::Verify { which } => {
+            let state = env.state_home()?;
             let mut all_ok = true;
             let logs = logs(env, &which)?;
             if logs.is_empty() {
                 println!("no audit logs");
             }
             for log in logs {
-                let r = log.verify().map_err(|e| format!("{}: {e}", log.path().display()))?;
-                match &r.problem {
-                    None => println!("ok: {} ({} events, chain intact)", log.path().display(), r.events),
-                    Some(p) => {
-                        all_ok = false;
-                        let at = if p.line > 0 { format!(":{}", p.line) } else { String::new() };
-                        println!(
-                            "TAMPERED: {}{at}: {} ({} events verified before it)",
-                            log.path().display(),
-                            p.message,
-                            r.events
-                        );
-                    }
-                }
+                let (line, ok) = loopguard::audit_cli::verify(&state, &log)?;
+                println!("{line}");
+                all_ok &= ok;
             }
             Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        AuditCommand::Checkpoint { which } => {
+            let state = env.state_home()?;
+            for log in logs(env, &which)? {
+                println!("{}", loopguard::audit_cli::checkpoint(&state, &log)?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCommand::Summary { which, json } => {
+            let state = env.state_home()?;
+            for log in logs(env, &which)? {
+                print!("{}", loopguard::audit_cli::summary(&state, &log, json)?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCommand::Export { which, json: _ } => {
+            let state = env.state_home()?;
+            for log in logs(env, &which)? {
+                print!("{}", loopguard::audit_cli::export(&state, &log)?);
+            }
+            Ok(ExitCode::SUCCESS)
         }
         AuditCommand::Tail { which, lines, json } => {
             for log in logs(env, &which)? {

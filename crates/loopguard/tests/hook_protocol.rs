@@ -198,9 +198,14 @@ fn sessions_are_recorded_and_a_dead_session_is_closed_by_the_next_start() {
             s("session-end", "A"),
             s("session-start", "C"),
             s("session-start", "B"),
-            s("session-end", "B")
+            s("session-end", "B"),
+            // Every session end signs a checkpoint over the log.
+            s("checkpoint", "B")
         ]
     );
+    let (code, out, err) = sb.run(&["audit", "verify"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 signed checkpoints valid"), "{out}");
     // A (dead host) is closed by the next start, C's; C (live host) is not closed by B's.
     assert_eq!(events[3]["details"]["recovered"], true);
     assert_eq!(events[3]["details"]["closed_by"], "C");

@@ -625,6 +625,10 @@ fn session_end(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)> 
     let mut e = new_event(ev, EventKind::SessionEnd);
     e.details = Some(json!({ "reason": ev.obj.get("reason").and_then(Value::as_str) }));
     write(&p.log, e)?;
+    // Sign a checkpoint over the session's log: from here on, shrinking or replacing it shows.
+    crate::keys::signing(&p.state)
+        .and_then(|k| p.log.checkpoint(&k, ev.session))
+        .map_err(|e| (AUDIT_WRITE_FAILED, format!("the audit checkpoint failed: {e}")))?;
     Sessions::new(&p.state, &p.workspace)
         .close(ev.session)
         .map_err(|e| (STATE_UNAVAILABLE, format!("session markers: {e}")))

@@ -212,9 +212,22 @@ pub fn ops(c: &Command, e: &mut Effects) {
             // What only a human may do: the agent must not lift its own limits.
             let human_only = matches!(
                 s1,
-                Some("reset" | "break-glass" | "yolo" | "approve" | "grant" | "operator" | "install" | "uninstall")
+                Some(
+                    "reset"
+                        | "break-glass"
+                        | "yolo"
+                        | "approve"
+                        | "certify"
+                        | "grant"
+                        | "operator"
+                        | "install"
+                        | "uninstall"
+                )
             ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
-                || (s1 == Some("hold") && matches!(s2, Some("release")));
+                || (s1 == Some("hold") && matches!(s2, Some("release")))
+                // Signing and replacing the data the gate trusts.
+                || (s1 == Some("audit") && matches!(s2, Some("checkpoint")))
+                || (s1 == Some("advisories") && matches!(s2, Some("import")));
             if human_only {
                 e.op(SELF_PROTECTION, RiskLevel::Critical, format!("`loopguard {}` is for humans only.", w.join(" ")));
             } else {

@@ -1,0 +1,270 @@
+//! Signed checkpoints: Ed25519 signatures over a log's size, chain head and RFC 6962 Merkle root,
+//! kept in a file beside the log (`<log>.checkpoints`, in the state home, outside any
+//! repository). Checkpoints are chained to each other, and each one is also announced in the log
+//! itself (a `checkpoint` event with its number and hash), so neither file can be rolled back
+//! without the other disagreeing:
+//!
+//! - an edited, deleted, reordered or truncated log fails the chain or the head anchor;
+//! - a log that *shrank* below a checkpoint, or was *replaced* by a fresh valid chain (with a
+//!   fresh head anchor), no longer has the checkpointed event at the checkpointed position;
+//! - a forged or edited checkpoint fails its signature (only the holder of the key can sign);
+//! - a *rolled-back* checkpoint file (newest checkpoints removed or an older copy restored): the
+//!   log still announces the checkpoints that were removed.
+//!
+//! What local files cannot show: an attacker with the key's file system rights who rolls back the
+//! log, the checkpoints and both head anchors together to an older consistent state. Exporting
+//! checkpoints elsewhere (`loopguard audit export`) is the answer to that.
+
+use crate::event::{GENESIS_HASH, hex};
+use crate::{AuditError, AuditLog, EventKind, NewEvent, create_private_dir};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+/// One signed checkpoint. Field order is the canonical (signed) order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// Format version (1).
+    pub v: u32,
+    /// 1-based checkpoint number.
+    pub n: u64,
+    /// The log's file name.
+    pub log: String,
+    /// Events covered (the log's size at signing).
+    pub size: u64,
+    /// Chain hash of event `size` (the chain head).
+    pub head: String,
+    /// RFC 6962 Merkle tree hash over the event hashes 1..=size.
+    pub root: String,
+    /// RFC 3339 time of signing.
+    pub time: String,
+    /// Hash of the previous checkpoint ([`GENESIS_HASH`] for the first).
+    pub prev: String,
+    /// The signer's Ed25519 public key (hex).
+    pub key: String,
+    /// Ed25519 signature (hex) over the canonical JSON of all fields before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sig: String,
+}
+
+impl Checkpoint {
+    fn signed_bytes(&self) -> Vec<u8> {
+        let mut body = self.clone();
+        body.sig.clear();
+        serde_json::to_vec(&body).unwrap_or_default()
+    }
+
+    /// SHA-256 of the whole line (what the next checkpoint and the log's announcement name).
+    pub fn hash(&self) -> String {
+        hex(&Sha256::digest(serde_json::to_vec(self).unwrap_or_default()))
+    }
+
+    /// Whether the signature is valid for `key`.
+    pub fn signature_ok(&self, key: &VerifyingKey) -> bool {
+        let Some(sig) = unhex::<64>(&self.sig) else { return false };
+        hex(key.as_bytes()) == self.key && key.verify(&self.signed_bytes(), &Signature::from_bytes(&sig)).is_ok()
+    }
+}
+
+fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
+    if s.len() != N * 2 {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, chunk) in s.as_bytes().chunks(2).enumerate() {
+        let txt = std::str::from_utf8(chunk).ok()?;
+        out[i] = u8::from_str_radix(txt, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// An Ed25519 public key from its hex form.
+pub fn verifying_key(hex_key: &str) -> Option<VerifyingKey> {
+    VerifyingKey::from_bytes(&unhex::<32>(hex_key.trim())?).ok()
+}
+
+/// The signing key of a 32-byte seed (hex).
+pub fn signing_key(hex_seed: &str) -> Option<SigningKey> {
+    Some(SigningKey::from_bytes(&unhex::<32>(hex_seed.trim())?))
+}
+
+/// RFC 6962 Merkle tree hash of leaves (`SHA-256(0x00 || leaf)` at the bottom,
+/// `SHA-256(0x01 || left || right)` above, split at the largest power of two below n).
+pub fn merkle_root(leaves: &[Vec<u8>]) -> [u8; 32] {
+    fn mth(leaves: &[Vec<u8>]) -> [u8; 32] {
+        match leaves.len() {
+            0 => Sha256::digest([]).into(),
+            1 => {
+                let mut h = Sha256::new();
+                h.update([0u8]);
+                h.update(&leaves[0]);
+                h.finalize().into()
+            }
+            n => {
+                let k = 1usize << (usize::BITS - 1 - (n - 1).leading_zeros());
+                let (l, r) = (mth(&leaves[..k]), mth(&leaves[k..]));
+                let mut h = Sha256::new();
+                h.update([1u8]);
+                h.update(l);
+                h.update(r);
+                h.finalize().into()
+            }
+        }
+    }
+    mth(leaves)
+}
+
+/// The event hashes (as leaves) of the first events of a log, up to the first line that does not
+/// read (verify reports that line).
+fn leaves(log: &AuditLog) -> Result<Vec<(u64, String)>, AuditError> {
+    let file = match std::fs::File::open(log.path()) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line?;
+        match crate::AuditEvent::parse_line(&line) {
+            Ok(ev) => out.push((ev.seq, ev.hash)),
+            Err(_) => break,
+        }
+    }
+    Ok(out)
+}
+
+impl AuditLog {
+    /// The checkpoint file of this log.
+    pub fn checkpoints_path(&self) -> PathBuf {
+        let mut p = self.path().as_os_str().to_owned();
+        p.push(".checkpoints");
+        PathBuf::from(p)
+    }
+
+    /// The checkpoints, in order. Lines that do not parse are an error naming the line.
+    pub fn checkpoints(&self) -> Result<Vec<Checkpoint>, String> {
+        let text = match std::fs::read_to_string(self.checkpoints_path()) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(format!("checkpoints unreadable: {e}")),
+        };
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("checkpoint line {}: {e}", i + 1)))
+            .collect()
+    }
+
+    /// Signs a checkpoint over the log as it is now, appends it to the checkpoint file and
+    /// announces it in the log. The log must verify first: a checkpoint never blesses a
+    /// tampered log.
+    pub fn checkpoint(&self, key: &SigningKey, session: &str) -> Result<Checkpoint, String> {
+        let report = self.verify().map_err(|e| e.to_string())?;
+        if let Some(p) = &report.problem {
+            return Err(format!("the log does not verify, so it is not checkpointed: line {}: {}", p.line, p.message));
+        }
+        let cps = self.checkpoints()?;
+        let leaves = leaves(self).map_err(|e| e.to_string())?;
+        let size = leaves.len() as u64;
+        let head = leaves.last().map_or(GENESIS_HASH.to_string(), |l| l.1.clone());
+        let root = hex(&merkle_root(&leaves.iter().map(|l| l.1.as_bytes().to_vec()).collect::<Vec<_>>()));
+        let mut cp = Checkpoint {
+            v: 1,
+            n: cps.len() as u64 + 1,
+            log: self.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            size,
+            head,
+            root,
+            time: jiff::Timestamp::now().to_string(),
+            prev: cps.last().map_or(GENESIS_HASH.to_string(), Checkpoint::hash),
+            key: hex(key.verifying_key().as_bytes()),
+            sig: String::new(),
+        };
+        cp.sig = hex(&key.sign(&cp.signed_bytes()).to_bytes());
+        if let Some(dir) = self.checkpoints_path().parent() {
+            create_private_dir(dir).map_err(|e| e.to_string())?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(self.checkpoints_path())
+            .map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(&cp).map_err(|e| e.to_string())? + "\n";
+        f.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
+        f.sync_data().map_err(|e| e.to_string())?;
+        let mut ev = NewEvent::new(session, EventKind::Checkpoint);
+        ev.details = Some(serde_json::json!({ "checkpoint": cp.n, "size": cp.size, "hash": cp.hash() }));
+        self.append(ev).map_err(|e| e.to_string())?;
+        Ok(cp)
+    }
+
+    /// Checks every checkpoint against the log and the trusted public key. Returns the number of
+    /// checkpoints, or the first problem.
+    pub fn verify_checkpoints(&self, trusted: Option<&VerifyingKey>) -> Result<u64, String> {
+        let cps = self.checkpoints()?;
+        let leaves = leaves(self).map_err(|e| e.to_string())?;
+        let mut prev = GENESIS_HASH.to_string();
+        let mut last_size = 0;
+        for cp in &cps {
+            let at = format!("checkpoint {}", cp.n);
+            let Some(key) = trusted else {
+                return Err(format!("{at}: there is no trusted public key to check it with"));
+            };
+            if !cp.signature_ok(key) {
+                return Err(format!("{at}: the signature is not valid for the trusted key (forged or edited)"));
+            }
+            if cp.prev != prev {
+                return Err(format!("{at}: it does not follow the previous checkpoint (one was removed or reordered)"));
+            }
+            if cp.size < last_size {
+                return Err(format!("{at}: it covers fewer events than the one before"));
+            }
+            if cp.size > leaves.len() as u64 {
+                return Err(format!(
+                    "{at} covers {} events but the log has {} (the log shrank)",
+                    cp.size,
+                    leaves.len()
+                ));
+            }
+            let prefix = &leaves[..cp.size as usize];
+            let head = prefix.last().map_or(GENESIS_HASH, |l| l.1.as_str());
+            let root = hex(&merkle_root(&prefix.iter().map(|l| l.1.as_bytes().to_vec()).collect::<Vec<_>>()));
+            if head != cp.head || root != cp.root {
+                return Err(format!(
+                    "{at}: the log's first {} events are not the ones signed (the log was replaced or rewritten)",
+                    cp.size
+                ));
+            }
+            prev = cp.hash();
+            last_size = cp.size;
+        }
+        // Every checkpoint the log announces must still be there, unchanged.
+        let text = std::fs::read_to_string(self.path()).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(ev) = crate::AuditEvent::parse_line(line) else { break };
+            if ev.kind != EventKind::Checkpoint {
+                continue;
+            }
+            let d = ev.details.unwrap_or_default();
+            let (Some(n), Some(hash)) = (d["checkpoint"].as_u64(), d["hash"].as_str()) else {
+                return Err(format!("event {}: a checkpoint announcement without its number and hash", ev.seq));
+            };
+            match cps.get((n as usize).wrapping_sub(1)) {
+                Some(cp) if cp.hash() == hash => {}
+                Some(_) => return Err(format!("checkpoint {n} is not the one the log announced at event {}", ev.seq)),
+                None => {
+                    return Err(format!(
+                        "the log announces checkpoint {n} at event {} but the checkpoint file ends at {} (checkpoints were rolled back)",
+                        ev.seq,
+                        cps.len()
+                    ));
+                }
+            }
+        }
+        Ok(cps.len() as u64)
+    }
+}
