@@ -82,6 +82,16 @@ fn unhex<const N: usize>(s: &str) -> Option<[u8; N]> {
     Some(out)
 }
 
+/// An Ed25519 signature (hex) over bytes.
+pub fn sign_bytes(key: &SigningKey, bytes: &[u8]) -> String {
+    hex(&key.sign(bytes).to_bytes())
+}
+
+/// Whether `sig_hex` is a valid Ed25519 signature of `bytes` by `key`.
+pub fn verify_signature(key: &VerifyingKey, bytes: &[u8], sig_hex: &str) -> bool {
+    unhex::<64>(sig_hex).is_some_and(|s| key.verify(bytes, &Signature::from_bytes(&s)).is_ok())
+}
+
 /// An Ed25519 public key from its hex form.
 pub fn verifying_key(hex_key: &str) -> Option<VerifyingKey> {
     VerifyingKey::from_bytes(&unhex::<32>(hex_key.trim())?).ok()

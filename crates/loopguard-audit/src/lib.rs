@@ -16,7 +16,7 @@ mod checkpoint;
 mod event;
 mod verify;
 
-pub use checkpoint::{Checkpoint, merkle_root, signing_key, verifying_key};
+pub use checkpoint::{Checkpoint, merkle_root, sign_bytes, signing_key, verify_signature, verifying_key};
 pub use ed25519_dalek::{SigningKey, VerifyingKey};
 
 pub use event::{AuditEvent, EventKind, GENESIS_HASH, NewEvent, hex};

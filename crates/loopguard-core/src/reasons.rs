@@ -44,6 +44,7 @@ codes! {
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
     VULNERABLE_DEPENDENCY = "vulnerable-dependency": "The call adds or changes a dependency (crates.io, npm, PyPI, Go; by command or manifest/lockfile edit) whose version, or the lowest version its requirement admits, has a known advisory in the offline OSV data: `[advisories] action` (ask), deny from `deny_cvss` (9.0); the reason names the fixed version. Data that cannot be read asks.";
+    APPROVAL_DRIFT = "approval-drift": "The control plane (policy files, the loopguard binary and hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`) no longer matches the hashes a human approved with `loopguard approve`: every call that writes or runs is denied and the `approval_drift` breaker trips (read-only) until a human re-approves.";
     ADVISORY_DATA_MISSING = "advisory-data-missing": "The call changes dependencies and no advisory data is imported, and `[advisories] missing` says to ask or deny (the default, allow, only notes it in the audit).";
     CANARY_TRIPPED = "canary-tripped": "The call carries a canary credential that `loopguard exec` planted, or reads its canary file: an exfiltration attempt. Denied, and the canary breaker stops the run.";
     SSRF_INTERNAL = "ssrf-internal-address": "A URL or network target (WebFetch, curl, wget, ssh, nc, …) is a private, loopback, link-local, cloud-metadata or other special-purpose address, or an internal-only name.";
@@ -129,6 +130,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SSRF_INTERNAL,
     VULNERABLE_DEPENDENCY,
     ADVISORY_DATA_MISSING,
+    APPROVAL_DRIFT,
 ];
 
 /// Whether a code is a built-in reason code.

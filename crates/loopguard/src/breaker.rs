@@ -239,6 +239,7 @@ pub fn after(
     run.self_protection = run.self_protection.saturating_add(i64::from(has(SELF_PROTECTION)));
     run.denylist = run.denylist.saturating_add(i64::from(has(PATH_DENYLISTED)));
     run.canary_hits = run.canary_hits.saturating_add(i64::from(has(CANARY_TRIPPED)));
+    run.approval_drift = run.approval_drift.saturating_add(i64::from(has(APPROVAL_DRIFT)));
     let m = RunMetrics { run: b.run.clone(), now, daily_usd: b.daily_usd, velocity: b.velocity.clone() };
     let mut new = trip_on(tx, cfg, &mut b.doc, &m, now, workspace_path)?;
     // Say which path: the trip's reason is what the escalation and the next deny show.

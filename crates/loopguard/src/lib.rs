@@ -3,8 +3,10 @@
 //! only translates and orchestrates.
 
 pub mod advisories;
+pub mod approval;
 pub mod audit_cli;
 pub mod breaker;
+pub mod certify;
 pub mod control;
 pub mod demo;
 pub mod doctor;

@@ -74,6 +74,48 @@ enum Command {
     },
     /// Check that loopguard is installed and working here.
     Doctor,
+    /// Approve the control plane's hashes (operator only): policy files, the loopguard binary and
+    /// hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`. Any later
+    /// change denies writes and trips the breaker until approved again.
+    Approve {
+        /// The approving operator.
+        #[arg(long, required_unless_present = "status")]
+        operator: Option<String>,
+        /// Why: recorded in the approval and the audit log.
+        #[arg(long, required_unless_present = "status")]
+        reason: Option<String>,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+        /// Only show whether the control plane still matches its approval (exit 1 on drift).
+        #[arg(long)]
+        status: bool,
+    },
+    /// The success gate: re-run the verify commands, confirm nothing changed since the reviewed
+    /// commit (outside an allowed folder), and write a signed certification (operator only).
+    Certify {
+        /// The commit a human reviewed.
+        #[arg(long, required_unless_present = "check")]
+        reviewed_head: Option<String>,
+        /// A verify command, run with `bash -c` in the workspace (repeatable; all must pass).
+        #[arg(long = "verify", required_unless_present = "check")]
+        verify: Vec<String>,
+        /// A folder where changes since the reviewed commit are allowed (repeatable).
+        #[arg(long = "allow-dir")]
+        allow_dirs: Vec<String>,
+        /// The run being certified (default: the newest session in the audit log).
+        #[arg(long)]
+        run_id: Option<String>,
+        /// The certifying operator.
+        #[arg(long, required_unless_present = "check")]
+        operator: Option<String>,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+        /// Re-check an existing certification: CERTIFIED, or BLOCKED with why (exit 1).
+        #[arg(long)]
+        check: bool,
+    },
     /// The circuit breaker: status, check, reset (operator), trip, flush.
     Breaker {
         #[command(subcommand)]
@@ -638,6 +680,34 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Approve { operator, reason, passphrase_stdin, status } => {
+            let t = loopguard::control::Target::of(&env, &cwd()?)?;
+            if status {
+                let (out, ok) = loopguard::control::approval_status(&env, &t)?;
+                print!("{out}");
+                return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+            }
+            let (operator, reason) = (operator.unwrap_or_default(), reason.unwrap_or_default());
+            print!("{}", loopguard::control::approve(&env, &t, &operator, &reason, &mut secrets(passphrase_stdin))?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Certify { reviewed_head, verify, allow_dirs, run_id, operator, passphrase_stdin, check } => {
+            let t = loopguard::control::Target::of(&env, &cwd()?)?;
+            let (out, ok) = if check {
+                loopguard::certify::check(&env, &t)?
+            } else {
+                let req = loopguard::certify::Request {
+                    reviewed_head: reviewed_head.unwrap_or_default(),
+                    verify,
+                    allow_dirs,
+                    run_id,
+                    operator: operator.unwrap_or_default(),
+                };
+                loopguard::certify::certify(&env, &t, &req, &mut secrets(passphrase_stdin))?
+            };
+            print!("{out}");
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Advisories { command } => {
             let state = env.state_home()?;

@@ -109,6 +109,8 @@ pub struct Run {
     pub denylist: i64,
     /// Calls that used a canary credential or read a canary file.
     pub canary_hits: i64,
+    /// Calls made while the control plane did not match its approval.
+    pub approval_drift: i64,
     /// Highest reversal count of one region while tests failed.
     pub ping_pong: i64,
     /// Best passing-test count of the run.
@@ -246,6 +248,7 @@ impl Metrics for RunMetrics {
             Trigger::SelfProtection => n(r.self_protection),
             Trigger::Denylist => n(r.denylist),
             Trigger::Canary => n(r.canary_hits),
+            Trigger::ApprovalDrift => n(r.approval_drift),
             Trigger::PingPong => n(r.ping_pong),
             Trigger::TestDegradation => match (r.best_passed, r.last_passed) {
                 (Some(best), Some(last)) => Reading::of((best - last).max(0) as f64, r.test_runs.max(0) as u64),

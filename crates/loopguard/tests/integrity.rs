@@ -136,3 +136,228 @@ fn the_agent_cannot_replace_the_advisory_data_or_certify_its_own_work() {
     }
     assert!(common::decision(&sb.pre("s", "Bash", json!({"command": "loopguard advisories check"}))).is_none());
 }
+
+const PASS: &str = "correct horse battery staple";
+
+fn operator(sb: &Sandbox) {
+    let (code, _, err) = sb.run(&["operator", "init", "--name", "ann", "--passphrase-stdin"], &format!("{PASS}\n"));
+    assert_eq!(code, 0, "{err}");
+}
+
+fn approve(sb: &Sandbox) {
+    let (code, out, err) =
+        sb.run(&["approve", "--operator", "ann", "--reason", "reviewed", "--passphrase-stdin"], &format!("{PASS}\n"));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+fn verdict(sb: &Sandbox, session: &str, tool: &str, input: serde_json::Value) -> (String, String) {
+    common::decision(&sb.pre(session, tool, input)).unwrap_or_else(|| ("allow".into(), String::new()))
+}
+
+#[test]
+fn approval_drift_denies_writes_trips_the_breaker_and_needs_a_human() {
+    let sb = Sandbox::new();
+    operator(&sb);
+    sb.write(".mcp.json", r#"{"mcpServers":{}}"#);
+    sb.write(".claude/settings.json", "{}");
+    sb.write(".gemini/settings.json", "{}");
+    // Not approved: not checked.
+    let (code, out, _) = sb.run(&["approve", "--status"], "");
+    assert_eq!((code, out.trim()), (0, "not approved: the control plane of this worktree is not checked"));
+    approve(&sb);
+    let (code, out, _) = sb.run(&["approve", "--status"], "");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("unchanged"), "{out}");
+    let write = |s: &str| verdict(&sb, s, "Write", json!({"file_path": sb.ws.join("src/a.rs"), "content": "x"}));
+    assert_eq!(write("s1"), ("allow".to_string(), String::new()));
+    // Touched but identical: still approved (the cheap check falls back to hashing).
+    sb.write(".mcp.json", r#"{"mcpServers":{}}"#);
+    assert_eq!(write("s1").0, "allow");
+    // A new MCP server appears: drift.
+    sb.write(".mcp.json", r#"{"mcpServers":{"evil":{"command":"nc"}}}"#);
+    let (v, r) = write("s1");
+    assert_eq!(v, "deny", "{r}");
+    assert!(r.contains("[approval-drift]") && r.contains("ws:.mcp.json changed"), "{r}");
+    // Reads go on, so the agent can report.
+    let (v, r) = verdict(&sb, "s1", "Read", json!({"file_path": sb.ws.join("src/a.rs")}));
+    assert_ne!(v, "deny", "{r}");
+    let (code, out, _) = sb.run(&["approve", "--status"], "");
+    assert_eq!(code, 1);
+    assert!(out.starts_with("DRIFT") && out.contains("ws:.mcp.json changed"), "{out}");
+    // The breaker tripped (read-only, manual): re-approving alone does not lift it.
+    let (_, out, _) = sb.run(&["breaker", "status"], "");
+    assert!(out.contains("approval_drift"), "{out}");
+    approve(&sb);
+    let (v, r) = write("s1");
+    assert_eq!(v, "deny", "{r}");
+    assert!(!r.contains("[approval-drift]") && r.contains("breaker"), "{r}");
+    let (code, _, err) = sb.run(
+        &["breaker", "reset", "--operator", "ann", "--reason", "mcp server reviewed", "--passphrase-stdin"],
+        &format!("{PASS}\n"),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(write("s1").0, "allow");
+    // Adding, renaming and removing files under a watched folder is drift too.
+    sb.write(".gemini/extra.json", "{}");
+    assert!(write("s2").1.contains("ws:.gemini/extra.json added"));
+    approve(&sb);
+    std::fs::rename(sb.ws.join(".gemini/extra.json"), sb.ws.join(".gemini/renamed.json")).unwrap();
+    let r = write("s3").1;
+    assert!(r.contains("ws:.gemini/renamed.json added") && r.contains("ws:.gemini/extra.json removed"), "{r}");
+    // A session start records the drift in the audit log.
+    sb.start("s4");
+    assert!(sb.audit_kinds().contains(&"approval-drift".to_string()));
+    // A damaged approval record: cannot be checked → drift (fail closed).
+    let approvals = sb.state.join("approvals");
+    let rec = std::fs::read_dir(std::fs::read_dir(&approvals).unwrap().next().unwrap().unwrap().path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&rec, "{broken").unwrap();
+    let (v, r) = write("s5");
+    assert_eq!(v, "deny");
+    assert!(r.contains("cannot be checked"), "{r}");
+}
+
+#[test]
+fn a_project_policy_may_loosen_only_while_its_hash_is_approved() {
+    let sb = Sandbox::new();
+    operator(&sb);
+    sb.user_policy("[advisories]\nmissing = \"ask\"\n");
+    sb.write(".loopguard/policy.toml", "[advisories]\nmissing = \"allow\"\n");
+    let npm = |s: &str| verdict(&sb, s, "Bash", json!({"command": "npm install left-pad@1.3.0"}));
+    let (v, r) = npm("s1");
+    assert_eq!(v, "ask", "unapproved, the project cannot loosen the user's ask: {r}");
+    approve(&sb);
+    assert_eq!(npm("s2").0, "allow", "approved, it can");
+    // Any edit of the approved file: drift, and the loosening is gone with it.
+    sb.write(".loopguard/policy.toml", "[advisories]\nmissing = \"allow\" # still\n");
+    let (v, r) = npm("s3");
+    assert_eq!(v, "deny", "{r}");
+    assert!(r.contains("ws:.loopguard/policy.toml changed") && r.contains("[advisory-data-missing]"), "{r}");
+}
+
+fn git(ws: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn repo(sb: &Sandbox) -> String {
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    git(&sb.ws, &["init", "-q", "-b", "main"]);
+    sb.write("src/lib.rs", "pub fn one() -> u32 { 1 }\n");
+    sb.write("notes/.keep", "");
+    git(&sb.ws, &["add", "-A"]);
+    git(&sb.ws, &["commit", "-qm", "reviewed work"]);
+    git(&sb.ws, &["rev-parse", "HEAD"])
+}
+
+fn certify(sb: &Sandbox, head: &str, verify: &str) -> (i32, String, String) {
+    sb.run(
+        &[
+            "certify",
+            "--reviewed-head",
+            head,
+            "--verify",
+            "grep -q 'fn one' src/lib.rs",
+            "--verify",
+            verify,
+            "--allow-dir",
+            "notes",
+            "--operator",
+            "ann",
+            "--passphrase-stdin",
+        ],
+        &format!("{PASS}\n"),
+    )
+}
+
+#[test]
+fn certify_reruns_the_checks_and_any_later_change_blocks() {
+    let sb = Sandbox::new();
+    operator(&sb);
+    let head = repo(&sb);
+    let (code, out, err) = certify(&sb, &head, "test -f src/lib.rs");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("CERTIFIED"), "{out}");
+    let cert_path = std::fs::read_dir(sb.state.join("certifications"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let cert: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cert_path).unwrap()).unwrap();
+    assert_eq!(cert["reviewed_head"], head.as_str());
+    assert_eq!(cert["verify"].as_array().unwrap().len(), 2);
+    assert_eq!(cert["verify_log_sha256"].as_str().unwrap().len(), 64);
+    for k in ["policy", "contract", "harness", "control_plane"] {
+        assert_eq!(cert["hashes"][k].as_str().unwrap().len(), 64, "{k}");
+    }
+    assert_eq!(sb.run(&["certify", "--check"], "").0, 0);
+    // An allowed folder may change; anything else blocks.
+    sb.write("notes/review.md", "looked fine\n");
+    assert_eq!(sb.run(&["certify", "--check"], "").0, 0);
+    sb.write("src/lib.rs", "pub fn one() -> u32 { 2 }\n");
+    let (code, out, _) = sb.run(&["certify", "--check"], "");
+    assert_eq!(code, 1);
+    assert!(out.contains("changed since the reviewed commit: src/lib.rs"), "{out}");
+    git(&sb.ws, &["checkout", "-q", "src/lib.rs"]);
+    sb.write("untracked.txt", "x");
+    assert!(sb.run(&["certify", "--check"], "").1.contains("untracked.txt"));
+    std::fs::remove_file(sb.ws.join("untracked.txt")).unwrap();
+    // A policy change after certification.
+    sb.user_policy("[advisories]\nmissing = \"ask\"\n");
+    assert!(sb.run(&["certify", "--check"], "").1.contains("the policy hash changed"));
+    std::fs::remove_file(sb.home.join(".config/loopguard/policy.toml")).unwrap();
+    assert_eq!(sb.run(&["certify", "--check"], "").0, 0);
+    // An edited certification: the signature no longer holds.
+    let text = std::fs::read_to_string(&cert_path).unwrap();
+    let edited = text.replace("\"operator\": \"ann\"", "\"operator\": \"bob\"");
+    assert_ne!(edited, text);
+    std::fs::write(&cert_path, edited).unwrap();
+    assert!(sb.run(&["certify", "--check"], "").1.contains("signature is not valid"));
+    std::fs::write(&cert_path, &text).unwrap();
+    // A new commit moves HEAD.
+    sb.write("src/more.rs", "\n");
+    git(&sb.ws, &["add", "-A"]);
+    git(&sb.ws, &["commit", "-qm", "more"]);
+    let (code, out, _) = sb.run(&["certify", "--check"], "");
+    assert_eq!(code, 1);
+    assert!(out.contains("HEAD moved") && out.contains("src/more.rs"), "{out}");
+}
+
+#[test]
+fn certify_blocks_failing_checks_unreviewed_changes_and_checks_that_write() {
+    let sb = Sandbox::new();
+    operator(&sb);
+    let head = repo(&sb);
+    let (code, out, _) = certify(&sb, &head, "exit 3");
+    assert_eq!(code, 1);
+    assert!(out.starts_with("BLOCKED") && out.contains("`exit 3` failed (exit 3)"), "{out}");
+    assert_eq!(sb.run(&["certify", "--check"], "").0, 1, "a blocked run stays blocked");
+    let (code, out, _) = certify(&sb, &head, "echo sneaky >> src/lib.rs");
+    assert_eq!(code, 1);
+    assert!(out.contains("the verify commands changed files: src/lib.rs"), "{out}");
+    git(&sb.ws, &["checkout", "-q", "src/lib.rs"]);
+    sb.write("src/unreviewed.rs", "\n");
+    let (code, out, _) = certify(&sb, &head, "true");
+    assert_eq!(code, 1);
+    assert!(out.contains("changed since the reviewed commit: src/unreviewed.rs"), "{out}");
+    let (code, _, err) = certify(&sb, "no-such-commit", "true");
+    assert_eq!(code, 2);
+    assert!(err.contains("is not a commit here"), "{err}");
+    // A wrong passphrase certifies nothing.
+    let (code, _, _) = sb.run(
+        &["certify", "--reviewed-head", &head, "--verify", "true", "--operator", "ann", "--passphrase-stdin"],
+        "wrong\n",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(sb.audit_kinds().iter().filter(|k| *k == "certification").count(), 3);
+}

@@ -43,13 +43,16 @@ pub enum Trigger {
     Denylist,
     /// A canary credential planted by `loopguard exec` was used or its file read.
     Canary,
+    /// The control plane (policy, harness, host settings) no longer matches what a human
+    /// approved (`loopguard approve`).
+    ApprovalDrift,
     /// A human tripped the breaker by hand (`loopguard breaker trip`); not a policy trigger.
     Manual,
 }
 
 impl Trigger {
     /// Every trigger a policy rule can watch.
-    pub const ALL: [Trigger; 14] = [
+    pub const ALL: [Trigger; 15] = [
         Trigger::Steps,
         Trigger::WallClock,
         Trigger::RunTokens,
@@ -64,6 +67,7 @@ impl Trigger {
         Trigger::EvidenceFailures,
         Trigger::Denylist,
         Trigger::Canary,
+        Trigger::ApprovalDrift,
     ];
 
     /// The name used in policy files and output.
@@ -83,6 +87,7 @@ impl Trigger {
             Trigger::EvidenceFailures => "evidence_failures",
             Trigger::Denylist => "denylist",
             Trigger::Canary => "canary",
+            Trigger::ApprovalDrift => "approval_drift",
             Trigger::Manual => "manual",
         }
     }

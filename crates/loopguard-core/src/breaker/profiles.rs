@@ -65,6 +65,7 @@ impl Profile {
                 rule(EvidenceFailures, 1.0, Stop, m, 600, true),
                 rule(Denylist, 1.0, Stop, m, 600, false),
                 rule(Canary, 1.0, Stop, m, 600, true),
+                rule(ApprovalDrift, 1.0, ReadOnly, m, 600, false),
             ],
             Profile::Interactive => vec![
                 rule(Steps, 500.0, RequireApproval, a, 600, false),
@@ -85,6 +86,7 @@ impl Profile {
                 rule(EvidenceFailures, 1.0, ReadOnly, m, 600, false),
                 rule(Denylist, 1.0, Stop, m, 600, false),
                 rule(Canary, 1.0, Stop, m, 600, false),
+                rule(ApprovalDrift, 1.0, ReadOnly, m, 600, false),
             ],
         }
     }

@@ -37,6 +37,9 @@ pub enum LayerKind {
     User,
     /// `.loopguard/policy.toml` in the repository: agent-writable, so tighten only.
     Project,
+    /// The project policy whose exact content a human approved (`loopguard approve`): it may
+    /// loosen rules like the user's own, for as long as its hash stays the approved one.
+    ApprovedProject,
 }
 
 impl LayerKind {
@@ -46,6 +49,7 @@ impl LayerKind {
             LayerKind::Builtin => "built-in",
             LayerKind::User => "user",
             LayerKind::Project => "project",
+            LayerKind::ApprovedProject => "project (approved)",
         }
     }
 }
@@ -207,12 +211,30 @@ impl Policy {
     /// Loads built-in < user < project. Missing files are skipped; a file that exists but cannot
     /// be read, parsed or validated is an error carrying every diagnostic.
     pub fn load(user: Option<&Path>, project: Option<&Path>) -> Result<Policy, PolicyError> {
+        Self::load_approved(user, project, None)
+    }
+
+    /// Like [`Policy::load`], with the SHA-256 (hex) of the project policy a human approved: a
+    /// project file with exactly that content is read as an approved layer, which may loosen.
+    pub fn load_approved(
+        user: Option<&Path>,
+        project: Option<&Path>,
+        approved_project_sha256: Option<&str>,
+    ) -> Result<Policy, PolicyError> {
+        use sha2::Digest;
         let mut texts = Vec::new();
         let mut diags = Vec::new();
         for (kind, path) in [(LayerKind::User, user), (LayerKind::Project, project)] {
             let Some(path) = path else { continue };
             match read_text(path) {
-                Ok(Some(text)) => texts.push((kind, path.to_path_buf(), text)),
+                Ok(Some(text)) => {
+                    let approved = kind == LayerKind::Project
+                        && approved_project_sha256.is_some_and(|h| {
+                            let digest = sha2::Sha256::digest(text.as_bytes());
+                            h == digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                        });
+                    texts.push((if approved { LayerKind::ApprovedProject } else { kind }, path.to_path_buf(), text))
+                }
                 Ok(None) => {}
                 Err(message) => diags.push(Diagnostic {
                     file: path.to_path_buf(),

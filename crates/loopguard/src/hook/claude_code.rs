@@ -369,6 +369,26 @@ fn advisory_gate(
     }
 }
 
+/// Control-plane drift: every call that writes or runs is denied (reads go on, so the agent can
+/// report), and every call carries the code so the `approval_drift` breaker trips.
+fn approval_gate(decision: Decision, drift: &Result<Option<crate::approval::Drift>, String>) -> Decision {
+    let what = match drift {
+        Ok(None) => return decision,
+        Ok(Some(d)) => format!("the control plane no longer matches what a human approved: {}", d.describe()),
+        Err(e) => format!("the approved control plane cannot be checked: {e}"),
+    };
+    let writes = decision.required_level() > loopguard_core::AutonomyLevel::Observe;
+    decision.escalate(
+        Reason::new(
+            APPROVAL_DRIFT,
+            if writes { Verdict::Deny } else { Verdict::Allow },
+            RiskLevel::High,
+            format!("{what}; until it is approved again, nothing that writes or runs is allowed"),
+        )
+        .with_remedy("stop and report: a human reviews the change and runs `loopguard approve`."),
+    )
+}
+
 fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let tool = match field_str(ev.obj, "tool_name") {
         Ok(t) => t,
@@ -400,7 +420,23 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let now = crate::effects::now();
     let ws_key = workspace_key(&p.workspace);
     let mut ended_yolo = None;
-    let policy = Policy::load(env.user_policy().as_deref(), Some(&project_policy(&p.workspace)));
+    // The approved control plane: checked before anything else (cheap unless something moved).
+    let plane = crate::approval::plane(env, &p.workspace);
+    let approval = crate::approval::load(&p.state, &p.workspace);
+    let drift = match &approval {
+        Ok(None) => Ok(None),
+        Ok(Some(_)) => crate::approval::check(&p.state, &plane),
+        Err(e) => Err(e.clone()),
+    };
+    let approved_project = approval.as_ref().ok().and_then(|a| a.as_ref()).and_then(|a| {
+        // A drifted plane approves nothing, the project policy included.
+        matches!(drift, Ok(None)).then(|| crate::approval::approved_project_policy(a).map(str::to_string)).flatten()
+    });
+    let policy = Policy::load_approved(
+        env.user_policy().as_deref(),
+        Some(&project_policy(&p.workspace)),
+        approved_project.as_deref(),
+    );
     // One transaction: breaker state and run metrics before, the gate, the counters after.
     let outcome = match &policy {
         Err(e) => Err(Decision::fail_closed(
@@ -437,6 +473,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
                 let (decision, adv_note) = advisory_gate(decision, tool, input, &ev.cwd, &p.state, policy.advisories());
+                let decision = approval_gate(decision, &drift);
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                     y.record_operation(decision.yolo_approved());
                 }
@@ -605,6 +642,22 @@ fn session_start(ev: &Event<'_>, env: &Env) -> Result<(), (&'static str, String)
     }));
     write(&p.log, e)?;
     sessions.open(ev.session, HostProcess::of_current).map_err(io)?;
+    // Re-check the approved control plane at every start; drift is on record from the first moment.
+    let drift = match crate::approval::load(&p.state, &p.workspace) {
+        Ok(None) => Ok(None),
+        Ok(Some(_)) => crate::approval::check(&p.state, &crate::approval::plane(env, &p.workspace)),
+        Err(e) => Err(e),
+    };
+    let why = match drift {
+        Ok(None) => None,
+        Ok(Some(d)) => Some(json!({ "changes": d.changes })),
+        Err(e) => Some(json!({ "error": e })),
+    };
+    if let Some(details) = why {
+        let mut e = new_event(ev, EventKind::ApprovalDrift);
+        e.details = Some(details);
+        write(&p.log, e)?;
+    }
     // The run's base: what a stop reverts to.
     let base = crate::effects::head_of(&p.workspace);
     let ws_key = workspace_key(&p.workspace);
