@@ -346,7 +346,9 @@ pub fn check_files(
     Ok((out, !all.is_empty()))
 }
 
-fn edited(tool: &str, input: &serde_json::Value, old: &str) -> Option<String> {
+/// The content a Write, Edit or MultiEdit leaves in a file that held `old` (`None` when the
+/// call lacks its fields).
+pub fn edited(tool: &str, input: &serde_json::Value, old: &str) -> Option<String> {
     let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
     Some(match tool {
         "Write" => s("content")?.to_string(),

@@ -125,6 +125,65 @@ fn isolate_network() -> Result<(), String> {
     Ok(())
 }
 
+/// The inner half of a dry-run preview (`loopguard preview`): a fresh user, mount and network
+/// namespace; the workspace replaced (for this process and its children only) by a
+/// copy-on-write overlay whose writes land in `upper`; Landlock allowing writes only there, in a
+/// private temp directory and /dev; no network. Then it becomes the command.
+pub fn preview_inner(
+    workspace: &Path,
+    upper: &Path,
+    work: &Path,
+    tmp: &Path,
+    argv: &[String],
+) -> Result<std::convert::Infallible, String> {
+    use std::os::unix::process::CommandExt;
+    for p in [workspace, upper, work] {
+        let s = p.to_string_lossy();
+        if s.contains([',', ':', '\\']) {
+            return Err(format!("{s}: overlay options cannot name a path with `,`, `:` or `\\`"));
+        }
+    }
+    isolate_for_preview()?;
+    let opts =
+        format!("lowerdir={},upperdir={},workdir={},userxattr", workspace.display(), upper.display(), work.display());
+    let opts = std::ffi::CString::new(opts).map_err(|e| e.to_string())?;
+    rustix::mount::mount("overlay", workspace, "overlay", rustix::mount::MountFlags::empty(), opts.as_c_str())
+        .map_err(|e| format!("cannot mount the overlay over the workspace ({e})"))?;
+    // The old working directory is the real one underneath: step into the overlay.
+    std::env::set_current_dir(workspace).map_err(|e| format!("{}: {e}", workspace.display()))?;
+    let writable: Vec<PathBuf> =
+        [workspace, tmp, Path::new("/dev")].iter().map(|p| p.to_path_buf()).filter(|p| p.exists()).collect();
+    confine(ABI::V6, false, &writable)?;
+    let (program, args) = argv.split_first().ok_or("no command given")?;
+    let err = Command::new(program).args(args).exec();
+    Err(format!("cannot run `{program}`: {err}"))
+}
+
+/// A fresh user, mount and network namespace for a preview, mounts made private so nothing
+/// mounted here propagates back to the host.
+#[allow(unsafe_code)]
+fn isolate_for_preview() -> Result<(), String> {
+    use rustix::thread::UnshareFlags;
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    // SAFETY: as in `isolate_network`: `unshare_unsafe` is unsafe only for `CLONE_FILES`, which is
+    // not passed (only NEWUSER, NEWNS and NEWNET: namespaces, not the descriptor table), and this
+    // inner process has started no other thread that could observe anything.
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWNET) }
+        .map_err(|e| format!("cannot create user, mount and network namespaces ({e})"))?;
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("preview namespace: {file}: {e}"))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))?;
+    rustix::mount::mount_change(
+        "/",
+        rustix::mount::MountPropagationFlags::PRIVATE | rustix::mount::MountPropagationFlags::REC,
+    )
+    .map_err(|e| format!("cannot make the preview's mounts private ({e})"))?;
+    Ok(())
+}
+
 /// Restricts this process with Landlock: reads anywhere, writes under `writable`, no TCP unless
 /// `net`. An error when the kernel cannot enforce it.
 fn confine(abi: ABI, net: bool, writable: &[PathBuf]) -> Result<(), String> {

@@ -20,6 +20,7 @@ pub mod install;
 pub mod keys;
 pub mod merge_check;
 pub mod operator;
+pub mod preview;
 pub mod scan;
 pub mod sessions;
 pub mod state;

@@ -74,6 +74,24 @@ enum Command {
     },
     /// Check that loopguard is installed and working here.
     Doctor,
+    /// Dry-run preview: what a tool call would do — a Write/Edit/MultiEdit's diff, or a command
+    /// run in a copy-on-write sandbox of the workspace (created, modified, deleted files with
+    /// diffs; writes outside the workspace blocked; no network). The workspace is untouched.
+    Preview {
+        /// A shell command to preview.
+        #[arg(long, conflicts_with = "call")]
+        command: Option<String>,
+        /// A tool call as JSON (`{"tool_name": …, "tool_input": …}`), or `-` to read tool calls
+        /// from stdin, one JSON object per line (previewed together, in order).
+        #[arg(long)]
+        call: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+        /// Time limit for a simulated command, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u64,
+    },
     /// Approve the control plane's hashes (operator only): policy files, the loopguard binary and
     /// hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`. Any later
     /// change denies writes and trips the breaker until approved again.
@@ -466,6 +484,22 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some("__exec-inner") {
         return exec_inner(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("__preview-inner") {
+        // WORKSPACE UPPER WORK TMP -- CMD…
+        let a = &args[2..];
+        if a.len() < 6 || a[4] != "--" {
+            eprintln!("loopguard preview: bad internal arguments");
+            return ExitCode::from(125);
+        }
+        let p = |i: usize| PathBuf::from(&a[i]);
+        return match loopguard::exec::preview_inner(&p(0), &p(1), &p(2), &p(3), &a[5..]) {
+            Ok(never) => match never {},
+            Err(e) => {
+                eprintln!("loopguard preview: {e}");
+                ExitCode::from(125)
+            }
+        };
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -680,6 +714,64 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 loopguard::control::break_glass(&env, &t, &operators, &scope, duration.as_deref(), &reason, &mut s)?
             );
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Preview { command, call, json, timeout_ms } => {
+            let workspace = env.workspace_for(&cwd()?);
+            let ctx = loopguard::preview::Ctx {
+                workspace: &workspace,
+                home: env.home.as_deref(),
+                timeout: std::time::Duration::from_millis(timeout_ms),
+            };
+            let calls: Vec<(String, serde_json::Value)> = match (command, call) {
+                (Some(c), None) => vec![("Bash".into(), serde_json::json!({ "command": c }))],
+                (None, Some(c)) => {
+                    let text = if c == "-" {
+                        let mut s = String::new();
+                        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+                        s
+                    } else {
+                        c
+                    };
+                    text.lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(|l| {
+                            let v: serde_json::Value =
+                                serde_json::from_str(l).map_err(|e| format!("not a JSON tool call: {e}"))?;
+                            let tool = v.get("tool_name").or_else(|| v.get("tool")).and_then(|t| t.as_str());
+                            let input = v.get("tool_input").or_else(|| v.get("input"));
+                            match (tool, input) {
+                                (Some(t), Some(i)) => Ok((t.to_string(), i.clone())),
+                                _ => Err("a tool call needs `tool_name` and `tool_input`".to_string()),
+                            }
+                        })
+                        .collect::<Result<_, String>>()?
+                }
+                _ => return Err("name what to preview: --command CMD or --call JSON (or --call - for stdin)".into()),
+            };
+            let results = loopguard::preview::preview_batch(&calls, &ctx);
+            if json {
+                let v: Vec<serde_json::Value> = results
+                    .iter()
+                    .map(|r| match r {
+                        Ok(p) => serde_json::to_value(p).unwrap_or_default(),
+                        Err(e) => serde_json::json!({ "error": e }),
+                    })
+                    .collect();
+                let v = if v.len() == 1 { v[0].clone() } else { serde_json::Value::Array(v) };
+                println!("{v:#}");
+            } else {
+                let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+                let text = if results.len() == 1 {
+                    match &results[0] {
+                        Ok(p) => loopguard::preview::display_preview(p, color),
+                        Err(e) => return Err(e.clone()),
+                    }
+                } else {
+                    loopguard::preview::display_batch_preview(&results, color)
+                };
+                loopguard::preview::page(&text, color);
+            }
+            Ok(if results.iter().all(Result::is_ok) { ExitCode::SUCCESS } else { ExitCode::from(2) })
         }
         Command::Approve { operator, reason, passphrase_stdin, status } => {
             let t = loopguard::control::Target::of(&env, &cwd()?)?;

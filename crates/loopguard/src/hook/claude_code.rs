@@ -62,15 +62,48 @@ pub fn fail(code: &str, message: &str) -> HookOutcome {
 }
 
 fn decision_json(d: &Decision) -> String {
+    decision_json_with(d, None)
+}
+
+fn decision_json_with(d: &Decision, preview: Option<&str>) -> String {
+    let mut reason = d.explain();
+    if let Some(p) = preview {
+        reason.push_str(&format!("\nPreview: {p}"));
+    }
     let v = json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": d.verdict().as_str(),
             // Reasons quote commands and paths: never let one carry a secret out.
-            "permissionDecisionReason": loopguard_secrets::Scanner::builtin().redact(&d.explain()),
+            "permissionDecisionReason": loopguard_secrets::Scanner::builtin().redact(&reason),
         }
     });
     format!("{v}\n")
+}
+
+/// Time a high-risk ask may spend simulating its command for the human (the hook's deadline is
+/// 2 s by default).
+const PREVIEW_IN_HOOK: std::time::Duration = std::time::Duration::from_millis(700);
+
+/// A short preview of what a high-risk asked call would do, for the human deciding.
+fn ask_preview(
+    d: &Decision,
+    tool: &str,
+    input: &Value,
+    workspace: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Option<String> {
+    if d.verdict() != Verdict::Ask
+        || d.risk() < RiskLevel::High
+        || !matches!(tool, "Bash" | "Write" | "Edit" | "MultiEdit")
+    {
+        return None;
+    }
+    let ctx = crate::preview::Ctx { workspace, home, timeout: PREVIEW_IN_HOOK };
+    match crate::preview::preview_tool_call(tool, input, &ctx) {
+        Ok(p) => Some(p.summary()),
+        Err(e) => Some(format!("not available ({e})")),
+    }
 }
 
 /// `'…'` quoting for a POSIX shell.
@@ -549,7 +582,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             let v = json!({ "systemMessage": format!("loopguard: {note}") });
             HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 }
         }
-        _ => answer(&decision),
+        _ => match ask_preview(&decision, tool, input, &p.workspace, env.home.as_deref()) {
+            Some(preview) => {
+                HookOutcome { stdout: decision_json_with(&decision, Some(&preview)), stderr: String::new(), exit: 0 }
+            }
+            None => answer(&decision),
+        },
     }
 }
 

@@ -227,7 +227,9 @@ pub fn ops(c: &Command, e: &mut Effects) {
                 || (s1 == Some("hold") && matches!(s2, Some("release")))
                 // Signing and replacing the data the gate trusts.
                 || (s1 == Some("audit") && matches!(s2, Some("checkpoint")))
-                || (s1 == Some("advisories") && matches!(s2, Some("import")));
+                || (s1 == Some("advisories") && matches!(s2, Some("import")))
+                // A preview of tool calls given as JSON: the calls inside are not analysed here.
+                || (s1 == Some("preview") && !w.contains(&"--command"));
             if human_only {
                 e.op(SELF_PROTECTION, RiskLevel::Critical, format!("`loopguard {}` is for humans only.", w.join(" ")));
             } else {

@@ -1,0 +1,145 @@
+//! Dry-run previews (issue 11) through the binary: a command simulated in the copy-on-write
+//! sandbox leaves the workspace intact, writes outside it are reported blocked, edits are diffs,
+//! a batch sees earlier edits, the fallback is labelled a prediction, and a high-risk ask
+//! carries the preview to the human.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+use common::Sandbox;
+use serde_json::{Value, json};
+
+fn project(sb: &Sandbox) {
+    sb.write("src/main.rs", "fn main() {}\n");
+    sb.write("src/util/mod.rs", "pub fn util() {}\n");
+    sb.write("README.md", "hello\n");
+}
+
+fn preview_json(sb: &Sandbox, args: &[&str], stdin: &str) -> Value {
+    let mut a = vec!["preview", "--json"];
+    a.extend_from_slice(args);
+    let (code, out, err) = sb.run(&a, stdin);
+    assert_eq!(code, 0, "{out}{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn previewing_rm_rf_src_lists_the_deleted_files_and_leaves_the_workspace_intact() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let v = preview_json(&sb, &["--command", "rm -rf src && echo bye >> README.md && touch NEW"], "");
+    assert_eq!(v["method"], "simulated", "{v}");
+    assert_eq!(v["exit_code"], 0);
+    let changes: Vec<(String, String)> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["path"].as_str().unwrap().to_string(), c["change"].as_str().unwrap().to_string()))
+        .collect();
+    let s = |p: &str, c: &str| (p.to_string(), c.to_string());
+    assert_eq!(
+        changes,
+        [s("NEW", "created"), s("README.md", "modified"), s("src/main.rs", "deleted"), s("src/util/mod.rs", "deleted")]
+    );
+    let readme = v["changes"].as_array().unwrap().iter().find(|c| c["path"] == "README.md").unwrap();
+    assert!(readme["diff"].as_str().unwrap().contains("+bye"), "{readme}");
+    // Nothing happened for real.
+    assert!(sb.ws.join("src/main.rs").exists() && sb.ws.join("src/util/mod.rs").exists());
+    assert_eq!(std::fs::read_to_string(sb.ws.join("README.md")).unwrap(), "hello\n");
+    assert!(!sb.ws.join("NEW").exists());
+}
+
+#[test]
+fn writes_outside_the_workspace_are_reported_blocked_and_do_not_happen() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let outside = sb.home.join("outside.txt");
+    let v = preview_json(&sb, &["--command", &format!("echo x > {} ; echo done", outside.display())], "");
+    assert_eq!(v["blocked"], json!([outside.display().to_string()]), "{v}");
+    assert!(v["output"].as_str().unwrap().contains("Permission denied"), "the kernel refused it: {v}");
+    assert!(!outside.exists());
+    // A Write tool call outside the workspace too.
+    let call = json!({"tool_name": "Write", "tool_input": {"file_path": outside, "content": "x"}}).to_string();
+    let v = preview_json(&sb, &["--call", &call], "");
+    assert_eq!(v["blocked"], json!([outside.display().to_string()]));
+    assert_eq!(v["changes"], json!([]));
+    // The network is reported from the analysis; the simulation has none.
+    let v = preview_json(&sb, &["--command", "curl -s https://example.com -o page.html"], "");
+    assert_eq!(v["network"], true);
+    assert_ne!(v["exit_code"], 0, "no network in the simulation: {v}");
+}
+
+#[test]
+fn a_batch_of_edits_is_previewed_together() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let main = sb.ws.join("src/main.rs");
+    let calls = [
+        json!({"tool_name": "Edit", "tool_input": {"file_path": main, "old_string": "fn main() {}", "new_string": "fn main() {\n    run();\n}"}}),
+        json!({"tool_name": "Edit", "tool_input": {"file_path": main, "old_string": "    run();", "new_string": "    run(1);"}}),
+        json!({"tool_name": "Write", "tool_input": {"file_path": sb.ws.join("src/new.rs"), "content": "pub fn run(_: u8) {}\n"}}),
+    ];
+    let stdin = calls.iter().map(|c| c.to_string()).collect::<Vec<_>>().join("\n");
+    let v = preview_json(&sb, &["--call", "-"], &stdin);
+    let v = v.as_array().unwrap();
+    assert_eq!(v.len(), 3);
+    // The second edit applies to the first one's result.
+    assert!(v[1]["changes"][0]["diff"].as_str().unwrap().contains("+    run(1);"), "{}", v[1]);
+    assert_eq!(v[2]["changes"][0]["change"], "created");
+    assert_eq!(std::fs::read_to_string(&main).unwrap(), "fn main() {}\n", "untouched");
+    // The terminal form: numbered, with a total.
+    let (code, out, _) = sb.run(&["preview", "--call", "-"], &stdin);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("[1] Edit: src/main.rs") && out.contains("3 calls, 2 files changed in all"), "{out}");
+    // An edit that does not apply is an error, not an empty diff.
+    let bad = json!({"tool_name": "Edit", "tool_input": {"file_path": main, "old_string": "nope", "new_string": "x"}});
+    let (code, _, err) = sb.run(&["preview", "--call", &bad.to_string()], "");
+    assert_eq!(code, 2);
+    assert!(err.contains("does not apply"), "{err}");
+}
+
+#[test]
+fn when_the_simulation_is_impossible_the_prediction_is_labelled() {
+    let sb = Sandbox::new();
+    // Overlay options cannot name a path with a comma: this workspace cannot be simulated.
+    let ws = sb.home.join("odd,name");
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(ws.join("a.txt"), "a").unwrap();
+    let out =
+        sb.command(&["preview", "--json", "--command", "rm a.txt; echo b > b.txt"]).current_dir(&ws).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["method"], "predicted", "{v}");
+    assert!(v["why"].as_str().unwrap().contains("overlay"), "{v}");
+    let paths: Vec<&str> = v["changes"].as_array().unwrap().iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["a.txt", "b.txt"], "{v}");
+    let text = sb.command(&["preview", "--command", "rm a.txt"]).current_dir(&ws).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("prediction only"));
+    assert!(ws.join("a.txt").exists());
+}
+
+#[test]
+fn a_high_risk_ask_carries_a_preview_for_the_human() {
+    let sb = Sandbox::new();
+    project(&sb);
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&sb.ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    sb.write("src/main.rs", "fn main() { println!(\"unsaved work\"); }\n");
+    // Discarding uncommitted work asks (high risk); the human sees what it would undo.
+    let out = sb.pre("s", "Bash", json!({"command": "git checkout -- src/main.rs"}));
+    let (v, r) = common::decision(&out).unwrap();
+    assert_eq!(v, "ask", "{r}");
+    assert!(r.contains("\nPreview: 1 modified (src/main.rs)") && r.contains("simulated, exit 0"), "{r}");
+    assert!(std::fs::read_to_string(sb.ws.join("src/main.rs")).unwrap().contains("unsaved work"));
+}
