@@ -47,9 +47,9 @@ fn dir(state: &Path) -> PathBuf {
     state.join("certifications")
 }
 
-/// Where a workspace's certification is kept.
+/// Where a workspace's certification is kept: `certifications/<workspace key>/certification.json`.
 pub fn path(t: &Target) -> PathBuf {
-    dir(&t.state).join(format!("{}.json", t.key))
+    dir(&t.state).join(&t.key).join("certification.json")
 }
 
 /// Files that differ from `reviewed` now (committed since, staged, unstaged, untracked), outside
@@ -168,8 +168,8 @@ pub fn certify(env: &Env, t: &Target, req: &Request, secrets: &mut Secrets) -> R
         "time": jiff::Timestamp::from_second(crate::effects::now()).map(|t| t.to_string()).unwrap_or_default(),
     });
     let doc = sign(&t.state, doc)?;
-    loopguard_audit::create_private_dir(&dir(&t.state)).map_err(|e| e.to_string())?;
-    std::fs::write(dir(&t.state).join(format!("{}.log", t.key)), &log).map_err(|e| e.to_string())?;
+    loopguard_audit::create_private_dir(&dir(&t.state).join(&t.key)).map_err(|e| e.to_string())?;
+    std::fs::write(dir(&t.state).join(&t.key).join("verify.log"), &log).map_err(|e| e.to_string())?;
     std::fs::write(path(t), format!("{doc:#}\n")).map_err(|e| e.to_string())?;
     let mut e = NewEvent::new(doc["run_id"].as_str().unwrap_or(""), EventKind::Certification);
     e.decision = Some(verdict.to_lowercase());

@@ -288,15 +288,15 @@ fn certify_reruns_the_checks_and_any_later_change_blocks() {
     let (code, out, err) = certify(&sb, &head, "test -f src/lib.rs");
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with("CERTIFIED"), "{out}");
-    let cert_path = std::fs::read_dir(sb.state.join("certifications"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .unwrap();
+    let cert_dir = std::fs::read_dir(sb.state.join("certifications")).unwrap().next().unwrap().unwrap().path();
+    let cert_path = cert_dir.join("certification.json");
+    let log = std::fs::read(cert_dir.join("verify.log")).unwrap();
     let cert: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cert_path).unwrap()).unwrap();
     assert_eq!(cert["reviewed_head"], head.as_str());
     assert_eq!(cert["verify"].as_array().unwrap().len(), 2);
-    assert_eq!(cert["verify_log_sha256"].as_str().unwrap().len(), 64);
+    use sha2::Digest;
+    let digest: String = sha2::Sha256::digest(&log).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(cert["verify_log_sha256"], digest.as_str(), "the log's hash is bound");
     for k in ["policy", "contract", "harness", "control_plane"] {
         assert_eq!(cert["hashes"][k].as_str().unwrap().len(), 64, "{k}");
     }
