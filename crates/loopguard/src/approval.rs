@@ -309,7 +309,14 @@ impl Drift {
 
 /// Checks a worktree against its approval. `Ok(None)`: not approved (not checked) or unchanged.
 pub fn check(state: &Path, plane: &Plane) -> Result<Option<Drift>, String> {
-    let Some(mut a) = load(state, &plane.workspace)? else { return Ok(None) };
+    match load(state, &plane.workspace)? {
+        Some(a) => check_against(state, plane, a),
+        None => Ok(None),
+    }
+}
+
+/// Checks a worktree against an approval already loaded. `Ok(None)`: unchanged.
+pub fn check_against(state: &Path, plane: &Plane, mut a: Approval) -> Result<Option<Drift>, String> {
     // Cheap: nothing recorded moved, and no directory gained or lost an entry.
     if a.stats.iter().all(|(p, s)| stat_of(Path::new(p)) == *s)
         && plane.items().iter().all(|it| {

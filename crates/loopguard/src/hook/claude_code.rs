@@ -453,12 +453,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     let now = crate::effects::now();
     let ws_key = workspace_key(&p.workspace);
     let mut ended_yolo = None;
-    // The approved control plane: checked before anything else (cheap unless something moved).
-    let plane = crate::approval::plane(env, &p.workspace);
+    // The approved control plane: checked before anything else (cheap unless something moved;
+    // nothing at all to do for a worktree nobody approved).
     let approval = crate::approval::load(&p.state, &p.workspace);
     let drift = match &approval {
         Ok(None) => Ok(None),
-        Ok(Some(_)) => crate::approval::check(&p.state, &plane),
+        Ok(Some(a)) => crate::approval::check_against(&p.state, &crate::approval::plane(env, &p.workspace), a.clone()),
         Err(e) => Err(e.clone()),
     };
     let approved_project = approval.as_ref().ok().and_then(|a| a.as_ref()).and_then(|a| {
