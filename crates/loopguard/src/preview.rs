@@ -210,8 +210,8 @@ pub fn preview_with(
 }
 
 /// Previews one tool call on its own.
-pub fn preview_tool_call(tool: &str, input: &serde_json::Value, ctx: &Ctx<'_>) -> Result<DryRunPreview, String> {
-    preview_with(tool, input, ctx, &mut BTreeMap::new())
+pub fn preview_tool_call(call: &loopguard_core::ToolCall, ctx: &Ctx<'_>) -> Result<DryRunPreview, String> {
+    preview_with(&call.tool, &call.input, ctx, &mut BTreeMap::new())
 }
 
 /// Previews several pending calls together: each sees the effects of the edits before it.

@@ -88,19 +88,18 @@ const PREVIEW_IN_HOOK: std::time::Duration = std::time::Duration::from_millis(70
 /// A short preview of what a high-risk asked call would do, for the human deciding.
 fn ask_preview(
     d: &Decision,
-    tool: &str,
-    input: &Value,
+    call: &ToolCall,
     workspace: &std::path::Path,
     home: Option<&std::path::Path>,
 ) -> Option<String> {
     if d.verdict() != Verdict::Ask
         || d.risk() < RiskLevel::High
-        || !matches!(tool, "Bash" | "Write" | "Edit" | "MultiEdit")
+        || !matches!(call.tool.as_str(), "Bash" | "Write" | "Edit" | "MultiEdit")
     {
         return None;
     }
     let ctx = crate::preview::Ctx { workspace, home, timeout: PREVIEW_IN_HOOK };
-    match crate::preview::preview_tool_call(tool, input, &ctx) {
+    match crate::preview::preview_tool_call(call, &ctx) {
         Ok(p) => Some(p.summary()),
         Err(e) => Some(format!("not available ({e})")),
     }
@@ -582,7 +581,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             let v = json!({ "systemMessage": format!("loopguard: {note}") });
             HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 }
         }
-        _ => match ask_preview(&decision, tool, input, &p.workspace, env.home.as_deref()) {
+        _ => match ask_preview(&decision, &call, &p.workspace, env.home.as_deref()) {
             Some(preview) => {
                 HookOutcome { stdout: decision_json_with(&decision, Some(&preview)), stderr: String::new(), exit: 0 }
             }
