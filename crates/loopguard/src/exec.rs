@@ -18,7 +18,7 @@
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    path_beneath_rules,
+    Scope, path_beneath_rules,
 };
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ pub fn inner(
     if !net {
         isolate_network()?;
     }
-    if let Err(e) = confine(abi, net, &writable) {
+    if let Err(e) = confine(abi, net, &writable, false) {
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
     }
@@ -149,11 +149,26 @@ pub fn preview_inner(
     let opts = std::ffi::CString::new(opts).map_err(|e| e.to_string())?;
     rustix::mount::mount("overlay", workspace, "overlay", rustix::mount::MountFlags::empty(), opts.as_c_str())
         .map_err(|e| format!("cannot mount the overlay over the workspace ({e})"))?;
+    // Daemons listen on UNIX sockets under /run (Docker, systemd, D-Bus, the user's runtime
+    // directory): Landlock does not confine connecting to them, so a preview of `docker system
+    // prune` could act for real. An empty tmpfs over /run (and /var/run where it is a directory
+    // of its own) takes them out of reach; abstract sockets stay behind in the host's network
+    // namespace.
+    for run in ["/run", "/var/run"] {
+        let p = Path::new(run);
+        let is_dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            rustix::mount::mount("tmpfs", p, "tmpfs", rustix::mount::MountFlags::empty(), None)
+                .map_err(|e| format!("cannot hide {run} from the preview ({e})"))?;
+        }
+    }
     // The old working directory is the real one underneath: step into the overlay.
     std::env::set_current_dir(workspace).map_err(|e| format!("{}: {e}", workspace.display()))?;
     let writable: Vec<PathBuf> =
         [workspace, tmp, Path::new("/dev")].iter().map(|p| p.to_path_buf()).filter(|p| p.exists()).collect();
-    confine(ABI::V6, false, &writable)?;
+    // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not
+    // kill real processes) and no abstract UNIX socket outside it.
+    confine(ABI::V6, false, &writable, true)?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -186,7 +201,7 @@ fn isolate_for_preview() -> Result<(), String> {
 
 /// Restricts this process with Landlock: reads anywhere, writes under `writable`, no TCP unless
 /// `net`. An error when the kernel cannot enforce it.
-fn confine(abi: ABI, net: bool, writable: &[PathBuf]) -> Result<(), String> {
+fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: bool) -> Result<(), String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -199,6 +214,12 @@ fn confine(abi: ABI, net: bool, writable: &[PathBuf]) -> Result<(), String> {
             .set_compatibility(CompatLevel::HardRequirement)
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(|e| format!("landlock (network): {e}"))?;
+    }
+    if scoped {
+        ruleset = ruleset
+            .set_compatibility(CompatLevel::HardRequirement)
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .map_err(|e| format!("landlock (signal and socket scoping): {e}"))?;
     }
     let status = ruleset
         .create()

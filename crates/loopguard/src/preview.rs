@@ -17,6 +17,20 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Variables that point programs at daemons' sockets (agents, container engines, session
+/// buses): a preview must not reach a daemon that would act for real.
+const SOCKET_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+];
+
 /// Output kept from a simulated command, at most.
 const MAX_OUTPUT: usize = 16 << 10;
 /// Files larger than this are not diffed.
@@ -286,7 +300,11 @@ fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
         .args(["--", "bash", "-c", cmd])
         .current_dir(&ws)
         .env_clear()
-        .envs(crate::exec::scrubbed(std::env::vars(), &[], true))
+        .envs(
+            crate::exec::scrubbed(std::env::vars(), &[], true)
+                .into_iter()
+                .filter(|(k, _)| !SOCKET_VARS.contains(&k.as_str())),
+        )
         .env("TMPDIR", &tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -143,3 +143,36 @@ fn a_high_risk_ask_carries_a_preview_for_the_human() {
     assert!(r.contains("\nPreview: 1 modified (src/main.rs)") && r.contains("simulated, exit 0"), "{r}");
     assert!(std::fs::read_to_string(sb.ws.join("src/main.rs")).unwrap().contains("unsaved work"));
 }
+
+#[test]
+fn a_preview_cannot_reach_daemons_through_their_sockets() {
+    let mut sb = Sandbox::new();
+    project(&sb);
+    sb.extra_env.push(("SSH_AUTH_SOCK".into(), "/tmp/ssh-agent.sock".into()));
+    sb.extra_env.push(("DOCKER_HOST".into(), "unix:///var/run/docker.sock".into()));
+    let v = preview_json(
+        &sb,
+        &["--command", "ls -A /run | wc -l > run.txt; echo \"${SSH_AUTH_SOCK:-none} ${DOCKER_HOST:-none}\" > env.txt"],
+        "",
+    );
+    let diff = |p: &str| {
+        v["changes"].as_array().unwrap().iter().find(|c| c["path"] == p).unwrap()["diff"].as_str().unwrap().to_string()
+    };
+    assert!(diff("run.txt").contains("\n+0\n"), "/run is an empty tmpfs in the preview: {v}");
+    assert!(diff("env.txt").contains("\n+none none\n"), "{v}");
+}
+
+#[test]
+fn a_simulated_kill_cannot_reach_a_real_process() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let mut victim = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let v = preview_json(&sb, &["--command", &format!("kill -9 {}; echo $? > code.txt", victim.id())], "");
+    assert_eq!(v["method"], "simulated", "{v}");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(victim.try_wait().unwrap().is_none(), "the real process was killed by a preview: {v}");
+    let code = v["changes"].as_array().unwrap().iter().find(|c| c["path"] == "code.txt").unwrap();
+    assert!(code["diff"].as_str().unwrap().contains("\n+1\n"), "kill failed inside: {code}");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+}
