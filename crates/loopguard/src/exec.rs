@@ -164,8 +164,15 @@ pub fn preview_inner(
     }
     // The old working directory is the real one underneath: step into the overlay.
     std::env::set_current_dir(workspace).map_err(|e| format!("{}: {e}", workspace.display()))?;
-    let writable: Vec<PathBuf> =
-        [workspace, tmp, Path::new("/dev")].iter().map(|p| p.to_path_buf()).filter(|p| p.exists()).collect();
+    // Of /dev only the harmless character devices: a preview runs before anyone approved the
+    // command, and a user who is root could otherwise write a disk through /dev/sd*.
+    let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+    let writable: Vec<PathBuf> = [workspace, tmp]
+        .iter()
+        .map(|p| p.to_path_buf())
+        .chain(devices.iter().map(PathBuf::from))
+        .filter(|p| p.exists())
+        .collect();
     // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not
     // kill real processes) and no abstract UNIX socket outside it.
     confine(ABI::V6, false, &writable, true)?;

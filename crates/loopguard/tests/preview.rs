@@ -176,3 +176,23 @@ fn a_simulated_kill_cannot_reach_a_real_process() {
     victim.kill().unwrap();
     victim.wait().unwrap();
 }
+
+#[test]
+fn a_preview_writes_no_device_but_the_harmless_ones() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let v = preview_json(
+        &sb,
+        &[
+            "--command",
+            "echo x > /dev/null && echo ok > a.txt; echo y > /dev/shm/loopguard-preview-test; echo $? > b.txt",
+        ],
+        "",
+    );
+    let diff = |p: &str| {
+        v["changes"].as_array().unwrap().iter().find(|c| c["path"] == p).unwrap()["diff"].as_str().unwrap().to_string()
+    };
+    assert!(diff("a.txt").contains("\n+ok\n"), "{v}");
+    assert!(diff("b.txt").contains("\n+1\n"), "{v}");
+    assert!(!std::path::Path::new("/dev/shm/loopguard-preview-test").exists());
+}
