@@ -70,6 +70,9 @@ pub fn scrubbed(
     vars.filter(|(k, _)| !is_credential_name(k) || (!revoked && allow.iter().any(|a| a == k))).collect()
 }
 
+/// Devices any sandboxed command may write.
+const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+
 /// The inner half: restricts this process with Landlock, then becomes the command.
 pub fn inner(
     profile: Profile,
@@ -81,7 +84,10 @@ pub fn inner(
 ) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
     let abi = ABI::V6;
-    let mut writable: Vec<PathBuf> = vec![PathBuf::from("/dev")];
+    // Devices: the harmless character devices, terminals and POSIX shared memory — never a disk
+    // (a user who is root could otherwise write /dev/sd* from inside the sandbox).
+    let mut writable: Vec<PathBuf> =
+        HARMLESS_DEVICES.iter().chain(["/dev/ptmx", "/dev/pts", "/dev/shm"].iter()).map(PathBuf::from).collect();
     if profile == Profile::WorkspaceWrite {
         writable.extend(roots.iter().cloned());
         // The command's own temp directory (its TMPDIR), not the shared /tmp.
@@ -166,11 +172,10 @@ pub fn preview_inner(
     std::env::set_current_dir(workspace).map_err(|e| format!("{}: {e}", workspace.display()))?;
     // Of /dev only the harmless character devices: a preview runs before anyone approved the
     // command, and a user who is root could otherwise write a disk through /dev/sd*.
-    let devices = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
     let writable: Vec<PathBuf> = [workspace, tmp]
         .iter()
         .map(|p| p.to_path_buf())
-        .chain(devices.iter().map(PathBuf::from))
+        .chain(HARMLESS_DEVICES.iter().map(PathBuf::from))
         .filter(|p| p.exists())
         .collect();
     // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not

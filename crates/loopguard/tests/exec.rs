@@ -256,3 +256,13 @@ fn udp_does_not_leave_without_net_either() {
     assert_eq!(text(&out.stdout).trim(), "sent", "{}", text(&out.stderr));
     assert_eq!(sock.recv(&mut buf).unwrap(), 4);
 }
+
+#[test]
+fn only_harmless_devices_terminals_and_shared_memory_are_writable() {
+    let p = place();
+    // /dev/kmsg stands in for a disk: writable by root outside the sandbox, harmless to test.
+    let script = "echo x > /dev/null && echo null-ok; : > /dev/shm/loopguard-exec-test-$$ && rm /dev/shm/loopguard-exec-test-$$ && echo shm-ok; \
+                  echo loopguard-exec-test > /dev/kmsg 2>/dev/null || echo kmsg-denied";
+    let out = exec(&p, &["--", "sh", "-c", script], &[]);
+    assert_eq!(text(&out.stdout), "null-ok\nshm-ok\nkmsg-denied\n", "{}", text(&out.stderr));
+}
