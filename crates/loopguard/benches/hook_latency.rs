@@ -45,12 +45,17 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("project");
     std::fs::create_dir_all(ws.join(".git")).unwrap();
-    let input = serde_json::json!({
-        "session_id": "bench", "transcript_path": "/t.jsonl", "cwd": ws, "permission_mode": "default",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_bench"
-    })
-    .to_string();
+    // A new session every 100 calls: one run of 1,000 calls would reach the interactive profile's
+    // 500-step breaker, and the measurement would then be of asks, not of the common allow.
+    let input_for = |i: usize| {
+        serde_json::json!({
+            "session_id": format!("bench-{}", i / 100), "transcript_path": "/t.jsonl", "cwd": ws,
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_bench"
+        })
+        .to_string()
+    };
+    let input = input_for(0);
     let installed = tmp.path().join("installed-loopguard");
     std::fs::copy(exe, &installed).unwrap();
     let hook_at = |bin: &std::path::Path| {
@@ -74,7 +79,8 @@ fn main() {
         spawn_fed(&mut floor(), input.as_bytes());
     }
     let (mut built, mut copied, mut f) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..iters {
+    for i in 0..iters {
+        let input = input_for(i + 1);
         built.push(spawn_fed(&mut hook_at(exe.as_ref()), input.as_bytes()));
         copied.push(spawn_fed(&mut hook_at(&installed), input.as_bytes()));
         f.push(spawn_fed(&mut floor(), input.as_bytes()));
