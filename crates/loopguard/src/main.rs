@@ -616,8 +616,20 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Policy { command: PolicyCommand::Check { file, layer } } => policy_check(&env, file, layer),
         Command::Policy { command: PolicyCommand::Show { effective: _ } } => {
             let workspace = env.workspace_for(&cwd()?);
-            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
-                .map_err(|e| format!("the policy does not load:\n{e}"))?;
+            // As the hook sees it: an approved, undrifted project policy may loosen.
+            let approved = env.state_home().ok().and_then(|state| {
+                let a = loopguard::approval::load(&state, &workspace).ok()??;
+                let plane = loopguard::approval::plane(&env, &workspace);
+                matches!(loopguard::approval::check_against(&state, &plane, a.clone()), Ok(None))
+                    .then(|| loopguard::approval::approved_project_policy(&a).map(str::to_string))
+                    .flatten()
+            });
+            let policy = Policy::load_approved(
+                env.user_policy().as_deref(),
+                Some(&state::project_policy(&workspace)),
+                approved.as_deref(),
+            )
+            .map_err(|e| format!("the policy does not load:\n{e}"))?;
             print!("{}", policy.to_effective_toml());
             Ok(ExitCode::SUCCESS)
         }

@@ -230,8 +230,11 @@ fn a_project_policy_may_loosen_only_while_its_hash_is_approved() {
     let npm = |s: &str| verdict(&sb, s, "Bash", json!({"command": "npm install left-pad@1.3.0"}));
     let (v, r) = npm("s1");
     assert_eq!(v, "ask", "unapproved, the project cannot loosen the user's ask: {r}");
+    let shown = |sb: &Sandbox| sb.run(&["policy", "show", "--effective"], "").1;
+    assert!(shown(&sb).contains("missing = \"ask\""));
     approve(&sb);
     assert_eq!(npm("s2").0, "allow", "approved, it can");
+    assert!(shown(&sb).contains("missing = \"allow\""), "policy show agrees with the hook");
     // Any edit of the approved file: drift, and the loosening is gone with it.
     sb.write(".loopguard/policy.toml", "[advisories]\nmissing = \"allow\" # still\n");
     let (v, r) = npm("s3");
