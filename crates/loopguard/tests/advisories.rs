@@ -317,3 +317,50 @@ fn policy_settings_ask_deny_missing_and_max_age() {
     assert_ne!(code, 0);
     assert!(err.contains("advisories.action must be \"ask\" or \"deny\""), "{err}");
 }
+
+#[test]
+fn a_real_npm_lockfile_written_by_npm_is_checked_nested_packages_included() {
+    // tests/fixtures/lockfiles: written by `npm install --package-lock-only minimist@1.2.5
+    // lodash@4.17.20 mkdirp@0.5.1` (npm 10, lockfile v3; mkdirp 0.5.1 pins its own minimist 0.0.8).
+    let sb = Sandbox::new();
+    multi(&sb);
+    for f in ["package.json", "package-lock.json"] {
+        sb.write(f, &std::fs::read_to_string(fixture("lockfiles").join(f)).unwrap());
+    }
+    let (code, out, err) = sb.run(&["advisories", "check", "package-lock.json", "--json"], "");
+    assert_eq!(code, 1, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut got: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} → {}",
+                f["package"].as_str().unwrap(),
+                f["checked"].as_str().unwrap(),
+                f["fixed"].as_str().unwrap()
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, ["lodash 4.17.20 → 4.17.21", "minimist 0.0.8 → 0.2.4", "minimist 1.2.5 → 1.2.6"]);
+    assert_eq!(v["dependencies"], 4);
+    // Its manifest's ranges admit the same vulnerable floors.
+    let (code, out, _) = sb.run(&["advisories", "check", "package.json"], "");
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("`lodash` `^4.17.20` (npm) admits 4.17.20")
+            && out.contains("`minimist` `^1.2.5` (npm) admits 1.2.5"),
+        "{out}"
+    );
+}
+
+#[test]
+fn this_repositorys_own_cargo_lock_reads_as_a_real_lockfile() {
+    let lock = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    let deps = loopguard_core::advisories::manifest::cargo_lock(&std::fs::read_to_string(lock).unwrap()).unwrap();
+    assert!(deps.len() > 100, "{}", deps.len());
+    assert!(deps.iter().any(|d| d.name == "serde" && d.exact));
+    assert!(!deps.iter().any(|d| d.name == "loopguard"), "path packages are not registry packages");
+}
