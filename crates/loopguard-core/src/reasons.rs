@@ -163,4 +163,5 @@ pub const BACKSTOPS: &[&str] = &[
     EXFIL_REVERSE_SHELL,
     SHELL_REMOTE_CODE,
     CANARY_TRIPPED,
+    APPROVAL_DRIFT,
 ];
