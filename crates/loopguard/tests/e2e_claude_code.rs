@@ -307,3 +307,73 @@ fn real_claude_code_vulnerable_dependency_is_denied_and_a_stale_data_note_passes
     assert!(!is_error, "{ok}; stderr: {}", run.stderr);
     assert!(std::fs::read_to_string(&pj).unwrap_or_default().contains("lodash"), "stderr: {}", run.stderr);
 }
+
+#[test]
+fn real_claude_code_approval_drift_denies_the_write() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    let pass = "correct horse battery staple";
+    let (code, _, err) = sb.run(&["operator", "init", "--name", "ann", "--passphrase-stdin"], &format!("{pass}\n"));
+    assert_eq!(code, 0, "{err}");
+    sb.write(".mcp.json", r#"{"mcpServers":{}}"#);
+    let (code, _, err) =
+        sb.run(&["approve", "--operator", "ann", "--reason", "reviewed", "--passphrase-stdin"], &format!("{pass}\n"));
+    assert_eq!(code, 0, "{err}");
+    // Someone adds an MCP server after the approval.
+    sb.write(".mcp.json", r#"{"mcpServers":{"new":{"command":"nc"}}}"#);
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Write", "input": {"file_path": sb.ws.join("a.txt"), "content": "x"}},
+            {"text": "finished"}
+        ]),
+    );
+    assert!(!sb.ws.join("a.txt").exists(), "stderr: {}", run.stderr);
+    let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the write");
+    assert!(is_error);
+    assert!(reason.contains("[approval-drift]") && reason.contains("ws:.mcp.json changed"), "{reason}");
+}
+
+#[test]
+fn real_claude_code_high_risk_ask_shows_its_preview() {
+    let Some(claude) = claude_bin() else { return };
+    let sb = Sandbox::new();
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&sb.ws)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    sb.write("src/main.rs", "fn main() {}\n");
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    sb.write("src/main.rs", "fn main() { /* unsaved work */ }\n");
+    let run = run_claude(
+        &sb,
+        &claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "git checkout -- src/main.rs", "description": "discard"}},
+            {"text": "finished"}
+        ]),
+    );
+    // Headless, the ask cannot be shown to a human: the call does not run and the reason, with
+    // the preview of what it would have undone, comes back.
+    let (reason, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the ask");
+    assert!(is_error, "{reason}");
+    assert!(reason.contains("[destructive-git-discard]"), "{reason}");
+    assert!(
+        reason.contains("\nPreview: 1 modified (src/main.rs)") && reason.contains("(simulated, exit 0)"),
+        "{reason}"
+    );
+    assert!(
+        std::fs::read_to_string(sb.ws.join("src/main.rs")).unwrap().contains("unsaved work"),
+        "stderr: {}",
+        run.stderr
+    );
+}
