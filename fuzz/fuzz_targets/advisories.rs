@@ -15,6 +15,8 @@ fuzz_target!(|data: &[u8]| {
         Kind::Requirements,
         Kind::Pyproject,
         Kind::GoMod,
+        Kind::PyLock,
+        Kind::PipfileLock,
     ] {
         if let Ok(deps) = kind.read(text) {
             for d in deps {

@@ -269,6 +269,9 @@ pub fn default_files(cwd: &Path) -> Vec<PathBuf> {
         "package-lock.json",
         "npm-shrinkwrap.json",
         "package.json",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
         "pyproject.toml",
         "go.mod",
     ] {
@@ -303,7 +306,7 @@ pub fn check_files(
     let mut counted = 0;
     for f in files {
         let kind = Kind::of(f).ok_or_else(|| {
-            format!("{}: not a manifest or lockfile loopguard reads (Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt, pyproject.toml, go.mod)", f.display())
+            format!("{}: not a manifest or lockfile loopguard reads (Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock, go.mod)", f.display())
         })?;
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let deps = kind.read(&text).map_err(|e| format!("{}: {e}", f.display()))?;

@@ -317,7 +317,8 @@ enum AdvisoriesCommand {
     /// 2 when there is no data or a file cannot be read.
     Check {
         /// Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt,
-        /// pyproject.toml or go.mod (default: every one of them in the current directory).
+        /// pyproject.toml, poetry.lock, uv.lock, Pipfile.lock or go.mod (default: every one of
+        /// them in the current directory).
         files: Vec<PathBuf>,
         /// JSON output.
         #[arg(long)]

@@ -364,3 +364,20 @@ fn this_repositorys_own_cargo_lock_reads_as_a_real_lockfile() {
     assert!(deps.iter().any(|d| d.name == "serde" && d.exact));
     assert!(!deps.iter().any(|d| d.name == "loopguard"), "path packages are not registry packages");
 }
+
+#[test]
+fn python_lockfiles_are_checked_and_their_edits_gated() {
+    let sb = Sandbox::new();
+    multi(&sb);
+    sb.write("uv.lock", "version = 1\n[[package]]\nname = \"requests\"\nversion = \"2.25.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n");
+    let (code, out, _) = sb.run(&["advisories", "check"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("uv.lock: `requests` 2.25.0 (PyPI) has advisory GHSA-j8r2-6x86-q33q"), "{out}");
+    let lock = "[[package]]\nname = \"requests\"\nversion = \"2.30.0\"\n";
+    let d = common::decision(&sb.pre(
+        "s",
+        "Write",
+        serde_json::json!({"file_path": sb.ws.join("poetry.lock"), "content": lock}),
+    ));
+    assert_eq!(d.map(|d| d.0).as_deref(), Some("ask"));
+}

@@ -1,5 +1,6 @@
 //! The registry dependencies a manifest or lockfile names: Cargo.toml, Cargo.lock, package.json,
-//! package-lock.json, requirements*.txt, pyproject.toml and go.mod. Path, git, URL and workspace
+//! package-lock.json, requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock and
+//! go.mod. Path, git, URL and workspace
 //! dependencies have no registry version to look up and are left out. Text that is not the file
 //! it claims to be is an error (the caller cannot check it, which is never "no advisories").
 
@@ -46,6 +47,10 @@ pub enum Kind {
     Pyproject,
     /// `go.mod`.
     GoMod,
+    /// `poetry.lock` and `uv.lock` (TOML, `[[package]]` with `name` and `version`).
+    PyLock,
+    /// `Pipfile.lock` (JSON, `default` and `develop`).
+    PipfileLock,
 }
 
 impl Kind {
@@ -59,6 +64,8 @@ impl Kind {
             "package-lock.json" | "npm-shrinkwrap.json" => Kind::PackageLock,
             "pyproject.toml" => Kind::Pyproject,
             "go.mod" => Kind::GoMod,
+            "poetry.lock" | "uv.lock" => Kind::PyLock,
+            "Pipfile.lock" => Kind::PipfileLock,
             n if n.starts_with("requirements") && n.ends_with(".txt") => Kind::Requirements,
             _ => return None,
         })
@@ -66,7 +73,7 @@ impl Kind {
 
     /// Whether the file pins exact versions (a lockfile).
     pub fn is_lockfile(self) -> bool {
-        matches!(self, Kind::CargoLock | Kind::PackageLock | Kind::GoMod)
+        matches!(self, Kind::CargoLock | Kind::PackageLock | Kind::GoMod | Kind::PyLock | Kind::PipfileLock)
     }
 
     /// Reads the dependencies of a file of this kind.
@@ -82,6 +89,8 @@ impl Kind {
             Kind::Requirements => requirements(text),
             Kind::Pyproject => pyproject(text),
             Kind::GoMod => go_mod(text),
+            Kind::PyLock => py_lock(text),
+            Kind::PipfileLock => pipfile_lock(text),
         }
     }
 }
@@ -363,6 +372,52 @@ pub fn pyproject(text: &str) -> Result<Vec<Dep>, String> {
     Ok(out)
 }
 
+/// Packages pinned by a poetry.lock or uv.lock (`[[package]]` entries; packages from a path, a
+/// directory, git or a URL — `source.type`/`source` other than a registry — are left out).
+pub fn py_lock(text: &str) -> Result<Vec<Dep>, String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not a poetry.lock or uv.lock: {e}"))?;
+    let Some(toml::Value::Array(pkgs)) = doc.get("package") else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for p in pkgs {
+        let (Some(name), Some(version)) =
+            (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str()))
+        else {
+            // uv.lock's own project (a `source = { editable = "." }` entry) may lack a version.
+            continue;
+        };
+        let local = match p.get("source") {
+            None => false,
+            // poetry: `type` = directory | file | git | url, or legacy (a registry mirror).
+            Some(src) if src.get("type").is_some() => {
+                src.get("type").and_then(|t| t.as_str()).is_some_and(|t| t != "legacy")
+            }
+            // uv: `registry = …` for a registry, anything else is local or remote code.
+            Some(src) => src.get("registry").is_none(),
+        };
+        if !local {
+            out.push(Dep::new(Ecosystem::PyPI, name, Some(version), true));
+        }
+    }
+    Ok(out)
+}
+
+/// Packages pinned by a Pipfile.lock (`"version": "==1.2.3"` in `default` and `develop`).
+pub fn pipfile_lock(text: &str) -> Result<Vec<Dep>, String> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not a Pipfile.lock: {e}"))?;
+    let mut out = Vec::new();
+    for section in ["default", "develop"] {
+        let Some(deps) = doc.get(section).and_then(|d| d.as_object()) else { continue };
+        for (name, e) in deps {
+            if let Some(v) = e.get("version").and_then(|v| v.as_str()) {
+                out.push(Dep::new(Ecosystem::PyPI, name, Some(v.trim_start_matches("==")), true));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Modules a go.mod requires (single `require` lines and `require ( … )` blocks).
 pub fn go_mod(text: &str) -> Result<Vec<Dep>, String> {
     let mut out = Vec::new();
@@ -537,6 +592,45 @@ sphinx = "~5.0"
             ]
         );
         assert!(go_mod("require (\n a v1\n").is_err());
+    }
+
+    #[test]
+    fn poetry_uv_and_pipfile_locks() {
+        let poetry = r#"
+[[package]]
+name = "requests"
+version = "2.25.0"
+description = ""
+[[package]]
+name = "mine"
+version = "0.1.0"
+[package.source]
+type = "directory"
+url = "../mine"
+[[package]]
+name = "mirrored"
+version = "1.0.0"
+[package.source]
+type = "legacy"
+url = "https://mirror.invalid/simple"
+reference = "mirror"
+"#;
+        assert_eq!(deps(&py_lock(poetry).unwrap()), [d("requests", Some("2.25.0")), d("mirrored", Some("1.0.0"))]);
+        let uv = r#"
+version = 1
+[[package]]
+name = "app"
+version = "0.1.0"
+source = { editable = "." }
+[[package]]
+name = "urllib3"
+version = "1.26.4"
+source = { registry = "https://pypi.org/simple" }
+"#;
+        assert_eq!(deps(&py_lock(uv).unwrap()), [d("urllib3", Some("1.26.4"))]);
+        let pipfile = r#"{"_meta":{},"default":{"jinja2":{"version":"==2.10"}},"develop":{"pytest":{"version":"==7.0.0"},"local":{"path":"."}}}"#;
+        assert_eq!(deps(&pipfile_lock(pipfile).unwrap()), [d("jinja2", Some("2.10")), d("pytest", Some("7.0.0"))]);
+        assert!(py_lock("[[package]\n").is_err());
     }
 
     #[test]
