@@ -17,6 +17,8 @@ fuzz_target!(|data: &[u8]| {
         Kind::GoMod,
         Kind::PyLock,
         Kind::PipfileLock,
+        Kind::YarnLock,
+        Kind::PnpmLock,
     ] {
         if let Ok(deps) = kind.read(text) {
             for d in deps {

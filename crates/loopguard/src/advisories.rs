@@ -268,6 +268,8 @@ pub fn default_files(cwd: &Path) -> Vec<PathBuf> {
         "Cargo.toml",
         "package-lock.json",
         "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
         "package.json",
         "poetry.lock",
         "uv.lock",
@@ -306,7 +308,7 @@ pub fn check_files(
     let mut counted = 0;
     for f in files {
         let kind = Kind::of(f).ok_or_else(|| {
-            format!("{}: not a manifest or lockfile loopguard reads (Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock, go.mod)", f.display())
+            format!("{}: not a manifest or lockfile loopguard reads (Cargo.toml, Cargo.lock, package.json, package-lock.json, yarn.lock, pnpm-lock.yaml, requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock, go.mod)", f.display())
         })?;
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let deps = kind.read(&text).map_err(|e| format!("{}: {e}", f.display()))?;

@@ -316,9 +316,9 @@ enum AdvisoriesCommand {
     /// Check manifests and lockfiles against the store: exit 1 when a dependency is affected,
     /// 2 when there is no data or a file cannot be read.
     Check {
-        /// Cargo.toml, Cargo.lock, package.json, package-lock.json, requirements*.txt,
-        /// pyproject.toml, poetry.lock, uv.lock, Pipfile.lock or go.mod (default: every one of
-        /// them in the current directory).
+        /// Cargo.toml, Cargo.lock, package.json, package-lock.json, yarn.lock, pnpm-lock.yaml,
+        /// requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock or go.mod
+        /// (default: every one of them in the current directory).
         files: Vec<PathBuf>,
         /// JSON output.
         #[arg(long)]

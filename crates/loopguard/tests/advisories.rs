@@ -381,3 +381,18 @@ fn python_lockfiles_are_checked_and_their_edits_gated() {
     ));
     assert_eq!(d.map(|d| d.0).as_deref(), Some("ask"));
 }
+
+#[test]
+fn real_yarn_and_pnpm_lockfiles_are_checked() {
+    // tests/fixtures/lockfiles: written by yarn 1.22.22 and pnpm 9 for minimist 1.2.5 and
+    // @types/node 20.0.0.
+    let sb = Sandbox::new();
+    multi(&sb);
+    for f in ["yarn.lock", "pnpm-lock.yaml"] {
+        sb.write(f, &std::fs::read_to_string(fixture("lockfiles").join(f)).unwrap());
+        let (code, out, err) = sb.run(&["advisories", "check", f], "");
+        assert_eq!(code, 1, "{f}: {out}{err}");
+        assert!(out.contains("`minimist` 1.2.5 (npm) has advisory GHSA-xvch-5gv4-984h"), "{f}: {out}");
+        assert!(out.contains("1 advisories in 2 dependencies"), "{f}: {out}");
+    }
+}

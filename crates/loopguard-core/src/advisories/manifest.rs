@@ -1,6 +1,6 @@
 //! The registry dependencies a manifest or lockfile names: Cargo.toml, Cargo.lock, package.json,
-//! package-lock.json, requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock and
-//! go.mod. Path, git, URL and workspace
+//! package-lock.json, yarn.lock, pnpm-lock.yaml, requirements*.txt, pyproject.toml, poetry.lock,
+//! uv.lock, Pipfile.lock and go.mod. Path, git, URL and workspace
 //! dependencies have no registry version to look up and are left out. Text that is not the file
 //! it claims to be is an error (the caller cannot check it, which is never "no advisories").
 
@@ -51,6 +51,10 @@ pub enum Kind {
     PyLock,
     /// `Pipfile.lock` (JSON, `default` and `develop`).
     PipfileLock,
+    /// `yarn.lock` (classic v1 and Berry).
+    YarnLock,
+    /// `pnpm-lock.yaml` (lockfile versions 5 to 9).
+    PnpmLock,
 }
 
 impl Kind {
@@ -66,6 +70,8 @@ impl Kind {
             "go.mod" => Kind::GoMod,
             "poetry.lock" | "uv.lock" => Kind::PyLock,
             "Pipfile.lock" => Kind::PipfileLock,
+            "yarn.lock" => Kind::YarnLock,
+            "pnpm-lock.yaml" => Kind::PnpmLock,
             n if n.starts_with("requirements") && n.ends_with(".txt") => Kind::Requirements,
             _ => return None,
         })
@@ -73,7 +79,16 @@ impl Kind {
 
     /// Whether the file pins exact versions (a lockfile).
     pub fn is_lockfile(self) -> bool {
-        matches!(self, Kind::CargoLock | Kind::PackageLock | Kind::GoMod | Kind::PyLock | Kind::PipfileLock)
+        matches!(
+            self,
+            Kind::CargoLock
+                | Kind::PackageLock
+                | Kind::GoMod
+                | Kind::PyLock
+                | Kind::PipfileLock
+                | Kind::YarnLock
+                | Kind::PnpmLock
+        )
     }
 
     /// Reads the dependencies of a file of this kind.
@@ -91,6 +106,8 @@ impl Kind {
             Kind::GoMod => go_mod(text),
             Kind::PyLock => py_lock(text),
             Kind::PipfileLock => pipfile_lock(text),
+            Kind::YarnLock => yarn_lock(text),
+            Kind::PnpmLock => pnpm_lock(text),
         }
     }
 }
@@ -418,6 +435,103 @@ pub fn pipfile_lock(text: &str) -> Result<Vec<Dep>, String> {
     Ok(out)
 }
 
+fn unquote(s: &str) -> &str {
+    s.trim().trim_matches('"').trim_matches('\'')
+}
+
+/// Packages pinned by a yarn.lock: classic (`"name@range", name@range2:` then `  version "1.2.3"`)
+/// and Berry (`"name@npm:range":` then `  version: 1.2.3`). Read line by line — the classic
+/// format is not YAML, and only the entry headers and their versions are needed. Entries resolved
+/// from git, files, links, portals or workspaces are left out.
+pub fn yarn_lock(text: &str) -> Result<Vec<Dep>, String> {
+    if !text.contains("# yarn lockfile v1") && !text.contains("__metadata:") {
+        return Err("not a yarn.lock (neither `# yarn lockfile v1` nor `__metadata`)".into());
+    }
+    let mut out = Vec::new();
+    let mut entry: Option<(String, Option<String>, bool)> = None; // (name, version, registry)
+    let flush = |e: Option<(String, Option<String>, bool)>, out: &mut Vec<Dep>| {
+        if let Some((name, Some(v), true)) = e
+            && Ecosystem::Npm.parse(&v).is_some()
+        {
+            out.push(Dep::new(Ecosystem::Npm, &name, Some(&v), true));
+        }
+    };
+    for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            flush(entry.take(), &mut out);
+            let header = line.trim_end().trim_end_matches(':');
+            let first = unquote(header.split(", ").next().unwrap_or(header));
+            if first == "__metadata" {
+                continue;
+            }
+            let (name, range) = split_npm_at(first);
+            let registry = range.is_none_or(|r| {
+                !["git", "http", "file:", "link:", "portal:", "workspace:", "exec:"].iter().any(|p| r.starts_with(p))
+                    && !r.contains("://")
+            });
+            entry = Some((name.to_string(), None, registry));
+            continue;
+        }
+        let Some(e) = entry.as_mut() else { continue };
+        let t = line.trim();
+        if let Some(v) = t.strip_prefix("version:").or_else(|| t.strip_prefix("version ")) {
+            e.1 = Some(unquote(v).to_string());
+        } else if let Some(r) = t.strip_prefix("resolved ").or_else(|| t.strip_prefix("resolution:")) {
+            let r = unquote(r);
+            let local = ["@workspace:", "@link:", "@portal:", "@file:", "@exec:"].iter().any(|p| r.contains(p))
+                || r.starts_with("file:")
+                || r.starts_with("git");
+            if local {
+                e.2 = false;
+            }
+        }
+    }
+    flush(entry.take(), &mut out);
+    Ok(out)
+}
+
+/// Packages pinned by a pnpm-lock.yaml: the keys of its `packages:` section (`name@1.2.3`,
+/// `/name@1.2.3` in v6, `/name/1.2.3` in v5, peer suffixes `(peer@x)` dropped). Read line by
+/// line rather than with a YAML library: only those keys are needed. Keys whose version is not
+/// one (git, tarball and directory dependencies) are left out.
+pub fn pnpm_lock(text: &str) -> Result<Vec<Dep>, String> {
+    if !text.lines().any(|l| l.starts_with("lockfileVersion:")) {
+        return Err("not a pnpm-lock.yaml (no `lockfileVersion`)".into());
+    }
+    let mut out = Vec::new();
+    let mut in_packages = false;
+    for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            in_packages = line.trim_end() == "packages:";
+            continue;
+        }
+        if !in_packages || line.starts_with("   ") || !line.trim_end().ends_with(':') {
+            continue;
+        }
+        let key = unquote(line.trim().trim_end_matches(':'));
+        let key = key.strip_prefix('/').unwrap_or(key);
+        let key = key.split('(').next().unwrap_or(key);
+        let (name, version) = match split_npm_at(key) {
+            (n, Some(v)) => (n, v),
+            // v5: `name/1.2.3` (`@scope/name/1.2.3`).
+            (k, None) => match k.rsplit_once('/') {
+                Some((n, v)) => (n, v),
+                None => continue,
+            },
+        };
+        if Ecosystem::Npm.parse(version).is_some() {
+            out.push(Dep::new(Ecosystem::Npm, name, Some(version), true));
+        }
+    }
+    Ok(out)
+}
+
 /// Modules a go.mod requires (single `require` lines and `require ( … )` blocks).
 pub fn go_mod(text: &str) -> Result<Vec<Dep>, String> {
     let mut out = Vec::new();
@@ -631,6 +745,30 @@ source = { registry = "https://pypi.org/simple" }
         let pipfile = r#"{"_meta":{},"default":{"jinja2":{"version":"==2.10"}},"develop":{"pytest":{"version":"==7.0.0"},"local":{"path":"."}}}"#;
         assert_eq!(deps(&pipfile_lock(pipfile).unwrap()), [d("jinja2", Some("2.10")), d("pytest", Some("7.0.0"))]);
         assert!(py_lock("[[package]\n").is_err());
+    }
+
+    #[test]
+    fn yarn_and_pnpm_locks_in_every_format() {
+        let berry = r#"__metadata:
+  version: 6
+
+"lodash@npm:^4.17.20":
+  version: 4.17.20
+  resolution: "lodash@npm:4.17.20"
+
+"app@workspace:.":
+  version: 0.0.0-use.local
+  resolution: "app@workspace:."
+"#;
+        assert_eq!(deps(&yarn_lock(berry).unwrap()), [d("lodash", Some("4.17.20"))]);
+        let classic = "# yarn lockfile v1\n\n\"@scope/a@^1.0.0\", \"@scope/a@^1.1.0\":\n  version \"1.1.2\"\n  resolved \"https://registry.yarnpkg.com/@scope/a/-/a-1.1.2.tgz\"\n\nfromgit@git+https://example.invalid/x.git:\n  version \"1.0.0\"\n  resolved \"git+https://example.invalid/x.git#abc\"\n";
+        assert_eq!(deps(&yarn_lock(classic).unwrap()), [d("@scope/a", Some("1.1.2"))]);
+        assert!(yarn_lock("{}").is_err());
+        let v6 = "lockfileVersion: '6.0'\n\npackages:\n\n  /minimist@0.0.8:\n    resolution: {integrity: sha512-x}\n    dev: false\n\n  /@babel/core@7.0.0(supports-color@5.0.0):\n    resolution: {integrity: sha512-y}\n";
+        assert_eq!(deps(&pnpm_lock(v6).unwrap()), [d("minimist", Some("0.0.8")), d("@babel/core", Some("7.0.0"))]);
+        let v5 = "lockfileVersion: 5.4\n\npackages:\n\n  /minimist/1.2.5:\n    resolution: {integrity: sha512-z}\n\n  /@scope/b/2.0.0:\n    dev: true\n";
+        assert_eq!(deps(&pnpm_lock(v5).unwrap()), [d("minimist", Some("1.2.5")), d("@scope/b", Some("2.0.0"))]);
+        assert!(pnpm_lock("packages:\n").is_err());
     }
 
     #[test]
