@@ -164,11 +164,12 @@ fn unified(path: &str, old: &str, new: &str) -> String {
     }
 }
 
+/// Whether `p` lies in the workspace, resolved the way the gate resolves it (symlinks followed,
+/// `..` applied to the real parent): a path that only *looks* inside, through a symlink that
+/// leads out, is outside.
 fn inside(ws: &Path, p: &Path) -> bool {
-    let real_ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
-    let parent = p.parent().and_then(|d| std::fs::canonicalize(d).ok());
-    let real = parent.map(|d| d.join(p.file_name().unwrap_or_default())).unwrap_or_else(|| p.to_path_buf());
-    real.starts_with(&real_ws) || p.starts_with(ws)
+    let v = PathValidator::new([ws]);
+    v.resolve(p, ws).is_ok_and(|real| v.contains(&real))
 }
 
 /// Previews one tool call. `files` holds contents already changed by earlier calls of a batch

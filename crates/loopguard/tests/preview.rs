@@ -196,3 +196,16 @@ fn a_preview_writes_no_device_but_the_harmless_ones() {
     assert!(diff("b.txt").contains("\n+1\n"), "{v}");
     assert!(!std::path::Path::new("/dev/shm/loopguard-preview-test").exists());
 }
+
+#[test]
+fn a_write_through_a_symlink_that_leads_out_is_reported_blocked() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let outside = sb.home.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sb.ws.join("link")).unwrap();
+    let call = json!({"tool_name": "Write", "tool_input": {"file_path": sb.ws.join("link/x.txt"), "content": "x"}});
+    let v = preview_json(&sb, &["--call", &call.to_string()], "");
+    assert_eq!(v["blocked"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["changes"], json!([]));
+}
