@@ -40,6 +40,11 @@ pub struct Checkpoint {
     pub head: String,
     /// RFC 6962 Merkle tree hash over the event hashes 1..=size.
     pub root: String,
+    /// Bytes of the log holding those events (where the next checkpoint starts reading).
+    pub offset: u64,
+    /// The roots of the perfect subtrees that make up the tree, largest first (one per set bit
+    /// of `size`): enough to extend the tree without reading the events again.
+    pub frontier: Vec<String>,
     /// RFC 3339 time of signing.
     pub time: String,
     /// Hash of the previous checkpoint ([`GENESIS_HASH`] for the first).
@@ -128,19 +133,82 @@ pub fn merkle_root(leaves: &[Vec<u8>]) -> [u8; 32] {
     mth(leaves)
 }
 
+fn node(l: &[u8], r: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([1u8]);
+    h.update(l);
+    h.update(r);
+    h.finalize().into()
+}
+
+fn leaf_hash(leaf: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([0u8]);
+    h.update(leaf);
+    h.finalize().into()
+}
+
+/// An RFC 6962 tree kept as its frontier: the roots of its perfect subtrees, largest first, with
+/// their sizes. Appending is a binary increment; the root folds the frontier from the right.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Frontier(Vec<(u64, [u8; 32])>);
+
+impl Frontier {
+    fn push(&mut self, leaf: &[u8]) {
+        let mut cur = (1u64, leaf_hash(leaf));
+        while let Some(&(size, h)) = self.0.last() {
+            if size != cur.0 {
+                break;
+            }
+            self.0.pop();
+            cur = (size * 2, node(&h, &cur.1));
+        }
+        self.0.push(cur);
+    }
+
+    fn root(&self) -> [u8; 32] {
+        let mut it = self.0.iter().rev();
+        let Some(&(_, mut r)) = it.next() else { return Sha256::digest([]).into() };
+        for (_, h) in it {
+            r = node(h, &r);
+        }
+        r
+    }
+
+    fn to_hex(&self) -> Vec<String> {
+        self.0.iter().map(|(_, h)| hex(h)).collect()
+    }
+
+    /// The frontier of a tree of `size` leaves from its hex form (sizes from the set bits).
+    fn from_hex(size: u64, hashes: &[String]) -> Option<Frontier> {
+        let sizes: Vec<u64> = (0..64).rev().map(|b| 1u64 << b).filter(|bit| size & bit != 0).collect();
+        if sizes.len() != hashes.len() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (s, h) in sizes.into_iter().zip(hashes) {
+            out.push((s, unhex::<32>(h)?));
+        }
+        Some(Frontier(out))
+    }
+}
+
 /// The event hashes (as leaves) of the first events of a log, up to the first line that does not
 /// read (verify reports that line).
-fn leaves(log: &AuditLog) -> Result<Vec<(u64, String)>, AuditError> {
+/// Each with the byte offset just past its line.
+fn leaves(log: &AuditLog) -> Result<Vec<(u64, String, u64)>, AuditError> {
     let file = match std::fs::File::open(log.path()) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
     };
     let mut out = Vec::new();
+    let mut offset = 0u64;
     for line in std::io::BufReader::new(file).lines() {
         let line = line?;
+        offset += line.len() as u64 + 1;
         match crate::AuditEvent::parse_line(&line) {
-            Ok(ev) => out.push((ev.seq, ev.hash)),
+            Ok(ev) => out.push((ev.seq, ev.hash, offset)),
             Err(_) => break,
         }
     }
@@ -169,40 +237,83 @@ impl AuditLog {
     }
 
     /// Signs a checkpoint over the log as it is now, appends it to the checkpoint file and
-    /// announces it in the log. The log must verify first: a checkpoint never blesses a
-    /// tampered log.
+    /// announces it in the log. Only the events since the last checkpoint are read (a session end
+    /// must not reread a log of months): they must chain to it and verify — a checkpoint never
+    /// blesses a tampered tail — and the tree is extended from the last checkpoint's frontier, so
+    /// a tampered older part cannot enter a new checkpoint either (`audit verify` reports it).
+    /// Checkpoints of one log are serialised with a lock on the checkpoint file.
     pub fn checkpoint(&self, key: &SigningKey, session: &str) -> Result<Checkpoint, String> {
-        let report = self.verify().map_err(|e| e.to_string())?;
-        if let Some(p) = &report.problem {
-            return Err(format!("the log does not verify, so it is not checkpointed: line {}: {}", p.line, p.message));
+        use std::io::{Read, Seek, SeekFrom};
+        if let Some(dir) = self.checkpoints_path().parent() {
+            create_private_dir(dir).map_err(|e| e.to_string())?;
         }
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(self.checkpoints_path())
+            .map_err(|e| e.to_string())?;
+        f.lock().map_err(|e| e.to_string())?;
         let cps = self.checkpoints()?;
-        let leaves = leaves(self).map_err(|e| e.to_string())?;
-        let size = leaves.len() as u64;
-        let head = leaves.last().map_or(GENESIS_HASH.to_string(), |l| l.1.clone());
-        let root = hex(&merkle_root(&leaves.iter().map(|l| l.1.as_bytes().to_vec()).collect::<Vec<_>>()));
+        let last = cps.last();
+        let (mut size, mut head, mut offset) =
+            last.map_or((0, GENESIS_HASH.to_string(), 0), |c| (c.size, c.head.clone(), c.offset));
+        let mut tree = match last {
+            Some(c) => Frontier::from_hex(c.size, &c.frontier)
+                .ok_or_else(|| format!("checkpoint {}: its frontier does not match its size", c.n))?,
+            None => Frontier::default(),
+        };
+        let mut log = match std::fs::File::open(self.path()) {
+            Ok(l) => Some(l),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && last.is_none() => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err("the log is missing but has checkpoints: not checkpointed".into());
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(l) = log.as_mut() {
+            let len = l.metadata().map_err(|e| e.to_string())?.len();
+            if len < offset {
+                return Err(format!(
+                    "the log shrank below the last checkpoint ({len} bytes, checkpointed {offset}): not checkpointed"
+                ));
+            }
+            l.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
+            let mut tail = String::new();
+            l.read_to_string(&mut tail).map_err(|e| e.to_string())?;
+            let complete = tail.rfind('\n').map_or(0, |i| i + 1);
+            for line in tail[..complete].lines() {
+                let ev = crate::AuditEvent::parse_line(line).map_err(|why| {
+                    format!("the log does not verify, so it is not checkpointed: event {}: {why}", size + 1)
+                })?;
+                if ev.seq != size + 1 || ev.prev_hash != head {
+                    return Err(format!(
+                        "the log does not verify, so it is not checkpointed: event {} does not chain to the last checkpoint",
+                        size + 1
+                    ));
+                }
+                tree.push(ev.hash.as_bytes());
+                size = ev.seq;
+                offset += line.len() as u64 + 1;
+                head = ev.hash;
+            }
+        }
         let mut cp = Checkpoint {
             v: 1,
             n: cps.len() as u64 + 1,
             log: self.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             size,
             head,
-            root,
+            root: hex(&tree.root()),
+            offset,
+            frontier: tree.to_hex(),
             time: jiff::Timestamp::now().to_string(),
             prev: cps.last().map_or(GENESIS_HASH.to_string(), Checkpoint::hash),
             key: hex(key.verifying_key().as_bytes()),
             sig: String::new(),
         };
         cp.sig = hex(&key.sign(&cp.signed_bytes()).to_bytes());
-        if let Some(dir) = self.checkpoints_path().parent() {
-            create_private_dir(dir).map_err(|e| e.to_string())?;
-        }
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(self.checkpoints_path())
-            .map_err(|e| e.to_string())?;
         let line = serde_json::to_string(&cp).map_err(|e| e.to_string())? + "\n";
         f.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
         f.sync_data().map_err(|e| e.to_string())?;
@@ -243,7 +354,12 @@ impl AuditLog {
             let prefix = &leaves[..cp.size as usize];
             let head = prefix.last().map_or(GENESIS_HASH, |l| l.1.as_str());
             let root = hex(&merkle_root(&prefix.iter().map(|l| l.1.as_bytes().to_vec()).collect::<Vec<_>>()));
-            if head != cp.head || root != cp.root {
+            let mut tree = Frontier::default();
+            for l in prefix {
+                tree.push(l.1.as_bytes());
+            }
+            let offset = prefix.last().map_or(0, |l| l.2);
+            if head != cp.head || root != cp.root || tree.to_hex() != cp.frontier || offset != cp.offset {
                 return Err(format!(
                     "{at}: the log's first {} events are not the ones signed (the log was replaced or rewritten)",
                     cp.size
@@ -276,5 +392,23 @@ impl AuditLog {
             }
         }
         Ok(cps.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod frontier_tests {
+    use super::*;
+
+    #[test]
+    fn the_frontier_root_equals_the_recursive_merkle_root_for_every_size() {
+        let leaves: Vec<Vec<u8>> = (0..70u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        let mut f = Frontier::default();
+        assert_eq!(f.root(), merkle_root(&[]));
+        for n in 1..=leaves.len() {
+            f.push(&leaves[n - 1]);
+            assert_eq!(f.root(), merkle_root(&leaves[..n]), "size {n}");
+            assert_eq!(Frontier::from_hex(n as u64, &f.to_hex()), Some(f.clone()), "size {n}");
+        }
+        assert_eq!(Frontier::from_hex(5, &["00".repeat(32)]), None, "5 = 4 + 1 needs two roots");
     }
 }

@@ -247,7 +247,7 @@ fn a_tampered_log_is_never_checkpointed() {
     l[1] = l[1].replace("\"deny\"", "\"allow\"");
     write_lines(&log, &l);
     assert!(log.checkpoint(&key(1), "s").unwrap_err().contains("does not verify"));
-    assert!(!log.checkpoints_path().exists());
+    assert!(log.checkpoints().unwrap().is_empty());
 }
 
 #[test]
@@ -305,4 +305,59 @@ fn rolled_back_reordered_and_forged_checkpoints_are_detected() {
     assert!(log.verify_checkpoints(Some(&vk)).unwrap_err().contains("rolled back"));
     std::fs::write(log.checkpoints_path(), &original).unwrap();
     assert_eq!(log.verify_checkpoints(Some(&vk)), Ok(2));
+}
+
+#[test]
+fn a_checkpoint_reads_only_the_new_events_and_never_launders_an_older_tamper() {
+    let (_d, log) = log_with(4);
+    let k = key(9);
+    let vk = k.verifying_key();
+    let first = log.checkpoint(&k, "s").unwrap();
+    assert_eq!(
+        first.offset,
+        std::fs::metadata(log.path()).unwrap().len() - lines(&log).last().unwrap().len() as u64 - 1
+    );
+    // The older part is edited (and its chain repaired by hand is not even needed): the next
+    // checkpoint only reads the new events, and still commits to the original tree.
+    append_some(&log, 3);
+    let mut l = lines(&log);
+    l[0] = l[0].replace("\"i\":0", "\"i\":9");
+    write_lines(&log, &l);
+    let second = log.checkpoint(&k, "s").unwrap();
+    assert_eq!(second.size, 8, "4 events, the first announcement, 3 more");
+    assert_eq!(log.verify().unwrap().problem.map(|p| p.line), Some(1), "audit verify names the edited line");
+    let err = log.verify_checkpoints(Some(&vk)).unwrap_err();
+    assert!(err.contains("checkpoint 1"), "the edited prefix is not what was signed: {err}");
+    // A tail that does not chain is refused.
+    let (_d2, log2) = log_with(3);
+    log2.checkpoint(&k, "s").unwrap();
+    append_some(&log2, 2);
+    let mut l = lines(&log2);
+    let last = l.len() - 1;
+    l[last] = l[last].replace("post-tool-use", "pre-tool-use");
+    write_lines(&log2, &l);
+    assert!(log2.checkpoint(&k, "s").unwrap_err().contains("does not verify"));
+    // A log that shrank below the last checkpoint is refused.
+    let l = lines(&log2);
+    write_lines(&log2, &l[..2]);
+    assert!(log2.checkpoint(&k, "s").unwrap_err().contains("shrank"));
+}
+
+#[test]
+fn concurrent_checkpoints_of_one_log_stay_one_chain() {
+    let (_d, log) = log_with(2);
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                append_some(&log, 3);
+                log.checkpoint(&key(11), &format!("t{i}")).unwrap()
+            })
+        })
+        .collect();
+    let mut ns: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap().n).collect();
+    ns.sort();
+    assert_eq!(ns, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(log.verify_checkpoints(Some(&key(11).verifying_key())), Ok(6));
+    assert!(log.verify().unwrap().is_ok());
 }
