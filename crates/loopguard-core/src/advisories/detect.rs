@@ -161,9 +161,11 @@ fn from_command(c: &Command, out: &mut Vec<Dep>) {
                 out.push(Dep { eco: Ecosystem::Crates, name: name.to_string(), req, exact });
             }
         }
-        "npm" | "pnpm" | "yarn" | "bun" if matches!(a0, "install" | "i" | "add" | "in" | "isntall" | "dlx" | "x") => {
-            npm_specs(c, 1, out);
+        "npm" | "pnpm" | "yarn" | "bun" if matches!(a0, "install" | "i" | "add" | "in" | "isntall") => {
+            npm_specs(c, 1, false, out);
         }
+        // Package runners: the first operand is the package, the rest are its arguments.
+        "npm" | "pnpm" | "yarn" | "bun" if matches!(a0, "dlx" | "x" | "exec") => npm_specs(c, 1, true, out),
         "npx" | "bunx" | "pnpx" => {
             // The package run is the first operand (or `-p`/`--package` values).
             let pkgs: Vec<&str> = c
@@ -225,9 +227,9 @@ fn push_npm(s: &str, out: &mut Vec<Dep>) {
     }
 }
 
-fn npm_specs(c: &Command, skip: usize, out: &mut Vec<Dep>) {
+fn npm_specs(c: &Command, skip: usize, first_only: bool, out: &mut Vec<Dep>) {
     let Some(specs) = operands(c, skip, NPM_VALUE_OPTS) else { return };
-    for s in specs {
+    for s in specs.into_iter().take(if first_only { 1 } else { usize::MAX }) {
         if s.starts_with('.') || s.starts_with('/') || s.ends_with(".tgz") {
             continue;
         }
@@ -300,6 +302,7 @@ mod tests {
         assert_eq!(got("pnpm add minimist"), [d(Npm, "minimist", None)]);
         assert_eq!(got("yarn add left-pad@1.0.0"), [d(Npm, "left-pad", Some("1.0.0"))]);
         assert_eq!(got("npx cowsay@1.5.0 hello world"), [d(Npm, "cowsay", Some("1.5.0"))]);
+        assert_eq!(got("pnpm dlx create-vite@4.0.0 my-app"), [d(Npm, "create-vite", Some("4.0.0"))]);
         assert!(got("npm install").is_empty(), "installing from the lockfile adds nothing");
         assert!(got("npm ci").is_empty());
     }
