@@ -112,21 +112,38 @@ impl Kind {
     }
 }
 
-/// Registry packages pinned by a Cargo.lock.
-pub fn cargo_lock(text: &str) -> Result<Vec<Dep>, String> {
-    let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not a Cargo.lock: {e}"))?;
+/// One `[[package]]` entry of a TOML lockfile: name, version and source, as written.
+struct TomlPackage {
+    name: Option<String>,
+    version: Option<String>,
+    source: Option<toml::Value>,
+}
+
+/// The `[[package]]` entries of a TOML lockfile (Cargo.lock, poetry.lock, uv.lock).
+fn toml_packages(text: &str, what: &str) -> Result<Vec<TomlPackage>, String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not a {what}: {e}"))?;
     let Some(toml::Value::Array(pkgs)) = doc.get("package") else {
         return Ok(Vec::new());
     };
+    Ok(pkgs
+        .iter()
+        .map(|p| {
+            let s = |k: &str| p.get(k).and_then(|v| v.as_str()).map(str::to_string);
+            TomlPackage { name: s("name"), version: s("version"), source: p.get("source").cloned() }
+        })
+        .collect())
+}
+
+/// Registry packages pinned by a Cargo.lock.
+pub fn cargo_lock(text: &str) -> Result<Vec<Dep>, String> {
     let mut out = Vec::new();
-    for p in pkgs {
-        let (Some(name), Some(version)) =
-            (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str()))
-        else {
+    for p in toml_packages(text, "Cargo.lock")? {
+        let (Some(name), Some(version)) = (&p.name, &p.version) else {
             return Err("a [[package]] entry lacks name or version".into());
         };
         let registry = p
-            .get("source")
+            .source
+            .as_ref()
             .and_then(|s| s.as_str())
             .is_some_and(|s| s.starts_with("registry+") || s.starts_with("sparse+"));
         if registry {
@@ -392,19 +409,11 @@ pub fn pyproject(text: &str) -> Result<Vec<Dep>, String> {
 /// Packages pinned by a poetry.lock or uv.lock (`[[package]]` entries; packages from a path, a
 /// directory, git or a URL — `source.type`/`source` other than a registry — are left out).
 pub fn py_lock(text: &str) -> Result<Vec<Dep>, String> {
-    let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not a poetry.lock or uv.lock: {e}"))?;
-    let Some(toml::Value::Array(pkgs)) = doc.get("package") else {
-        return Ok(Vec::new());
-    };
     let mut out = Vec::new();
-    for p in pkgs {
-        let (Some(name), Some(version)) =
-            (p.get("name").and_then(|v| v.as_str()), p.get("version").and_then(|v| v.as_str()))
-        else {
-            // uv.lock's own project (a `source = { editable = "." }` entry) may lack a version.
-            continue;
-        };
-        let local = match p.get("source") {
+    for p in toml_packages(text, "poetry.lock or uv.lock")? {
+        // uv.lock's own project (a `source = { editable = "." }` entry) may lack a version.
+        let (Some(name), Some(version)) = (&p.name, &p.version) else { continue };
+        let local = match &p.source {
             None => false,
             // poetry: `type` = directory | file | git | url, or legacy (a registry mirror).
             Some(src) if src.get("type").is_some() => {
