@@ -209,3 +209,23 @@ fn a_write_through_a_symlink_that_leads_out_is_reported_blocked() {
     assert_eq!(v["blocked"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["changes"], json!([]));
 }
+
+#[test]
+fn the_user_can_turn_the_hook_preview_off_but_a_project_policy_cannot() {
+    let sb = Sandbox::new();
+    project(&sb);
+    let ask = |s: &str| {
+        let out = sb.pre(s, "Bash", json!({"command": "git branch -D feature"}));
+        let (v, r) = common::decision(&out).unwrap();
+        assert_eq!(v, "ask", "{r}");
+        r
+    };
+    assert!(ask("s1").contains("\nPreview: "));
+    sb.write(".loopguard/policy.toml", "[preview]\nin_hook = false\n");
+    let (v, r) = common::decision(&sb.pre("s2", "Bash", json!({"command": "ls"}))).unwrap();
+    assert_eq!(v, "deny", "a project policy that tries is invalid: {r}");
+    assert!(r.contains("preview.in_hook = false may only be set in the user policy"), "{r}");
+    std::fs::remove_file(sb.ws.join(".loopguard/policy.toml")).unwrap();
+    sb.user_policy("[preview]\nin_hook = false\n");
+    assert!(!ask("s3").contains("Preview:"));
+}

@@ -129,6 +129,7 @@ pub struct Policy {
     exec_canary_file: bool,
     exec_unenforced_ask: bool,
     advisories: AdvisoryConfig,
+    preview_in_hook: bool,
 }
 
 /// The dependency advisory gate's settings (`[advisories]`, docs/advisories.md). A project policy
@@ -312,6 +313,7 @@ impl Policy {
             exec_canary_file: false,
             exec_unenforced_ask: false,
             advisories: AdvisoryConfig::default(),
+            preview_in_hook: true,
         }
     }
 
@@ -497,6 +499,9 @@ impl Policy {
         if let Some(a) = b.unenforced_ask {
             self.exec_unenforced_ask = a;
         }
+        if let Some(p) = b.preview_in_hook {
+            self.preview_in_hook = p;
+        }
         let a = &mut self.advisories;
         let project = kind == LayerKind::Project;
         if let Some(v) = b.adv_max_age_days {
@@ -553,6 +558,11 @@ impl Policy {
     /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
     pub fn exec_wrap_bash(&self) -> bool {
         self.exec_wrap_bash
+    }
+
+    /// Whether a high-risk ask carries a simulated preview (`[preview] in_hook`, default true).
+    pub fn preview_in_hook(&self) -> bool {
+        self.preview_in_hook
     }
 
     /// The dependency advisory gate's settings (`[advisories]`).
@@ -793,6 +803,7 @@ impl Policy {
             self.exec_canary_file,
             if self.exec_unenforced_ask { "ask" } else { "deny" }
         ));
+        out.push_str(&format!("\n[preview]\nin_hook = {}\n", self.preview_in_hook));
         let a = &self.advisories;
         out.push_str(&format!(
             "\n[advisories]\nmax_age_days = {}\ndeny_cvss = {:?}\naction = \"{}\"\nmissing = \"{}\"\n",

@@ -120,6 +120,7 @@ impl Reader<'_> {
             "grants",
             "exec",
             "advisories",
+            "preview",
         ];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
@@ -190,6 +191,7 @@ impl Reader<'_> {
                 "grants" => self.grants(v, &mut layer.breaker),
                 "exec" => self.exec(v, &mut layer.breaker),
                 "advisories" => self.advisories(v, &mut layer.breaker),
+                "preview" => self.preview(v, &mut layer.breaker),
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }

@@ -30,6 +30,7 @@ pub(crate) struct BreakerLayer {
     pub adv_deny_cvss: Option<f64>,
     pub adv_action: Option<crate::Verdict>,
     pub adv_missing: Option<crate::Verdict>,
+    pub preview_in_hook: Option<bool>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -359,6 +360,23 @@ impl Reader<'_> {
                 }
                 "missing" => out.adv_missing = self.verdict(v, "advisories.missing").map(|a| a.value),
                 _ => self.unknown_key(k, "[advisories]", &["max_age_days", "deny_cvss", "action", "missing"]),
+            }
+        }
+    }
+
+    pub(crate) fn preview(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let Some(t) = self.table(v, "[preview]") else { return };
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "in_hook" => {
+                    // Turning the human's preview off hides information: the user's call only.
+                    if let Some(b) = self.boolean(v, "preview.in_hook")
+                        && (b || self.user_only(v.span(), "preview.in_hook = false"))
+                    {
+                        out.preview_in_hook = Some(b);
+                    }
+                }
+                _ => self.unknown_key(k, "[preview]", &["in_hook"]),
             }
         }
     }

@@ -581,7 +581,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             let v = json!({ "systemMessage": format!("loopguard: {note}") });
             HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 }
         }
-        _ => match ask_preview(&decision, &call, &p.workspace, env.home.as_deref()) {
+        _ => match policy
+            .as_ref()
+            .is_ok_and(Policy::preview_in_hook)
+            .then(|| ask_preview(&decision, &call, &p.workspace, env.home.as_deref()))
+            .flatten()
+        {
             Some(preview) => {
                 HookOutcome { stdout: decision_json_with(&decision, Some(&preview)), stderr: String::new(), exit: 0 }
             }
