@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
-use common::{Sandbox, decision};
+use common::{Sandbox, decision, git};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -149,18 +149,6 @@ fn a_model_without_a_price_trips_strict_budget_rules_fail_closed() {
     sb.user_policy("[breaker]\nprofile = \"loop\"\n[prices.\"some-other\"]\ninput = 1\noutput = 1\n");
     std::fs::write(sb.root.path().join("s.jsonl"), assistant("m", "some-other-model", 10, 10) + "\n").unwrap();
     assert_eq!(read(&sb, "s"), "allow");
-}
-
-fn git(ws: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn real_repo(sb: &Sandbox) -> String {

@@ -340,15 +340,7 @@ fn real_claude_code_high_risk_ask_shows_its_preview() {
     let Some(claude) = claude_bin() else { return };
     let sb = Sandbox::new();
     std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(&sb.ws)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
+    let git = |args: &[&str]| common::git(&sb.ws, args);
     sb.write("src/main.rs", "fn main() {}\n");
     git(&["init", "-q"]);
     git(&["add", "-A"]);

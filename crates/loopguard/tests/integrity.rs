@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, git};
 use serde_json::json;
 
 fn the_log(sb: &Sandbox) -> std::path::PathBuf {
@@ -240,17 +240,6 @@ fn a_project_policy_may_loosen_only_while_its_hash_is_approved() {
     let (v, r) = npm("s3");
     assert_eq!(v, "deny", "{r}");
     assert!(r.contains("ws:.loopguard/policy.toml changed") && r.contains("[advisory-data-missing]"), "{r}");
-}
-
-fn git(ws: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(ws)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn repo(sb: &Sandbox) -> String {

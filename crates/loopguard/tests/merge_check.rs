@@ -5,17 +5,9 @@
 
 mod common;
 use common::Sandbox;
-use std::process::Command;
 
 fn git(sb: &Sandbox, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(&sb.ws)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    common::git(&sb.ws, args);
 }
 
 fn repo() -> Sandbox {

@@ -123,15 +123,7 @@ fn a_high_risk_ask_carries_a_preview_for_the_human() {
     let sb = Sandbox::new();
     project(&sb);
     std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .current_dir(&sb.ws)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
+    let git = |args: &[&str]| common::git(&sb.ws, args);
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-qm", "base"]);

@@ -201,3 +201,16 @@ pub fn decision(out: &Output) -> Option<(String, String)> {
         h["permissionDecisionReason"].as_str().unwrap().to_string(),
     ))
 }
+
+/// Runs git in `dir` with a fixed identity and no signing; panics on failure; trimmed stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
