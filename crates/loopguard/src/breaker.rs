@@ -39,9 +39,30 @@ pub struct Before {
     /// and the velocity per window.
     daily_usd: Option<f64>,
     velocity: Vec<(u64, Option<f64>, u64)>,
+    /// Models first seen without a price in this call (charged at the table's ceiling): the
+    /// hook tells the human once, so they can add them to `[prices]`.
+    pub newly_estimated: Vec<String>,
+}
+
+/// How a run's USD reads: "estimated (unknown model X, Y)" when some messages were charged at
+/// the ceiling price, else `None`.
+pub fn spend_estimate_label(run: &Run) -> Option<String> {
+    (!run.estimated_models.is_empty()).then(|| format!("estimated (unknown model {})", run.estimated_models.join(", ")))
 }
 
 impl Before {
+    /// The notice for the human about models charged at the ceiling price, once per run and
+    /// model.
+    pub fn estimate_notice(&self) -> Option<String> {
+        let first = self.newly_estimated.first()?;
+        let names = self.newly_estimated.join(", ");
+        Some(format!(
+            "spend is estimated: no price is known for {names}, so its tokens are charged at the highest \
+                 price in the table (an upper bound; budgets may trip early). Add it to the user policy, e.g. \
+                 [prices.\"{first}\"] input = … output = … (USD per million tokens)."
+        ))
+    }
+
     /// The active trips, in words, for the gate's reason.
     pub fn paused_reason(&self) -> Option<String> {
         if self.state.trips.is_empty() {
@@ -61,6 +82,7 @@ fn read_usage(
     cfg: &BreakerConfig,
     transcript: Option<&Path>,
     now: i64,
+    newly_estimated: &mut Vec<String>,
 ) -> StoreResult<()> {
     let Some(path) = transcript else {
         run.transcript_error = Some("the hook input names no transcript".into());
@@ -113,6 +135,14 @@ fn read_usage(
         match m.usd {
             Some(usd) => run.usd += usd,
             None => run.usd_unknown = true,
+        }
+        if m.estimated
+            && m.usd.is_some()
+            && !run.estimated_models.contains(&m.model)
+            && run.estimated_models.len() < crate::store::MAX_ESTIMATED_MODELS
+        {
+            run.estimated_models.push(m.model.clone());
+            newly_estimated.push(m.model.clone());
         }
         doc.add_spend(now, m.usd);
         tx.add_day_spend(&day_of(now), m.usd)?;
@@ -192,7 +222,8 @@ pub fn before(
 ) -> StoreResult<Before> {
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
-    read_usage(tx, &mut run, &mut doc, cfg, transcript, now)?;
+    let mut newly_estimated = Vec::new();
+    read_usage(tx, &mut run, &mut doc, cfg, transcript, now, &mut newly_estimated)?;
     let m = metrics(tx, cfg, &run, &doc, now)?;
     let cleared = doc.breaker.recover(now, &cfg.rules, &m, cfg.hysteresis);
     let new_trips = trip_on(tx, cfg, &mut doc, &m, now, workspace_path)?;
@@ -205,6 +236,7 @@ pub fn before(
         doc,
         daily_usd: m.daily_usd,
         velocity: m.velocity,
+        newly_estimated,
     })
 }
 

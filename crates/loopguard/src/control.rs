@@ -100,6 +100,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
         "run": run.as_ref().map(|r| json!({
             "session": r.session, "started": time(r.started_at), "steps": r.steps, "tokens": r.tokens,
             "usd": if r.usd_unknown { None } else { Some(r.usd) }, "consecutive_blocks": r.consecutive_blocks,
+            "usd_estimated": crate::breaker::spend_estimate_label(r), "unpriced_models": r.estimated_models,
             "best_passed": r.best_passed, "last_passed": r.last_passed, "transcript_error": r.transcript_error,
         })),
         "daily_usd": daily,
@@ -140,6 +141,9 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
                 fmt_value(r.trigger, r.threshold),
                 r.action.as_str()
             ));
+        }
+        if let Some(label) = crate::breaker::spend_estimate_label(&m.run) {
+            out.push_str(&format!("  USD is {label}: charged at the highest price in the table\n"));
         }
     } else {
         out.push_str("no run recorded in this workspace yet\n");

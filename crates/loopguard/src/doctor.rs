@@ -1,6 +1,6 @@
 //! `loopguard doctor`: is loopguard installed and working here?
 
-use crate::install::{EVENTS, loopguard_binary};
+use crate::install::{EVENTS, FAIL_CLOSED_EVENTS, ON_FAILURE_SINCE, loopguard_binary};
 use crate::state::{Env, project_policy};
 use loopguard_core::Policy;
 use serde_json::Value;
@@ -57,7 +57,9 @@ pub fn run(env: &Env, cwd: &Path) -> Report {
     let mut report = Report::default();
     let hooks = installed_hooks(env, &workspace);
     let binary = hooks.as_ref().ok().and_then(|(_, b)| b.clone());
+    let switch = fail_closed_switch(env, &workspace);
     report.push("hooks", hooks.map(|(d, _)| d));
+    report.push("host", check_host(find_on_path("claude").as_deref(), switch));
     report.push("policy", check_policy(env, &workspace));
     report.push("state home", check_state_home(env));
     let exe = binary.or_else(|| std::env::current_exe().ok());
@@ -134,6 +136,97 @@ fn installed_hooks(env: &Env, workspace: &Path) -> Result<(String, Option<PathBu
         Ok((format!("all {} events hooked in {}", EVENTS.len(), files.join(", ")), binary))
     } else {
         Err(problems.join("; "))
+    }
+}
+
+/// Whether every loopguard entry of the fail-closed events carries `"onFailure": "block"`
+/// (`None`: no loopguard entry found for them).
+fn fail_closed_switch(env: &Env, workspace: &Path) -> Option<bool> {
+    let mut seen = false;
+    for file in settings_files(env, workspace) {
+        let Some(v) = std::fs::read_to_string(&file).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+            continue;
+        };
+        for event in FAIL_CLOSED_EVENTS {
+            let entries = v["hooks"][event]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+                .filter(|h| h["command"].as_str().and_then(loopguard_binary).is_some());
+            for h in entries {
+                seen = true;
+                if h["onFailure"].as_str() != Some("block") {
+                    return Some(false);
+                }
+            }
+        }
+    }
+    seen.then_some(true)
+}
+
+/// The first executable `name` on `PATH`.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
+}
+
+/// `major.minor.patch` at the start of a `--version` line ("2.1.332 (Claude Code)").
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let word = text.split_whitespace().next()?;
+    let mut it = word.split('.').map(|n| n.parse::<u64>().ok());
+    Some((it.next()??, it.next()??, it.next()??))
+}
+
+/// Runs `claude --version` (at most 15 s).
+fn host_version(bin: &Path) -> Result<String, String> {
+    let mut child = Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < until => std::thread::sleep(std::time::Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{} --version did not answer within 15 s", bin.display()));
+            }
+        }
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The Claude Code CLI on PATH: its version, and whether it and the installed hooks make a
+/// crash or a hang of loopguard block the call (`onFailure: "block"`, honoured since 2.1.295).
+fn check_host(bin: Option<&Path>, switch: Option<bool>) -> Result<String, String> {
+    let Some(bin) = bin else {
+        return Ok("no `claude` on PATH; cannot tell which Claude Code version runs the hooks".into());
+    };
+    let text = host_version(bin)?;
+    let (a, b, c) = ON_FAILURE_SINCE;
+    let since = format!("{a}.{b}.{c}");
+    let Some(v) = parse_version(&text) else {
+        return Err(format!("{} --version printed {text:?}, not a version", bin.display()));
+    };
+    let shown = format!("Claude Code {}.{}.{} at {}", v.0, v.1, v.2, bin.display());
+    match (v >= ON_FAILURE_SINCE, switch) {
+        (true, Some(true)) => {
+            Ok(format!("{shown}; onFailure \"block\" installed: a crash or hang of the hook blocks the call"))
+        }
+        (true, Some(false)) => Err(format!(
+            "{shown} honours onFailure \"block\", but the installed hooks lack it (a crash or hang of the hook would let the call run); run `loopguard install claude-code` again"
+        )),
+        (true, None) => Ok(format!("{shown} honours onFailure \"block\" (no loopguard hook installed yet)")),
+        (false, _) => Ok(format!(
+            "{shown} is older than {since} and ignores onFailure: if the hook crashed or hung the call would run (loopguard answers deny at its own deadline; upgrade the host to close this)"
+        )),
     }
 }
 

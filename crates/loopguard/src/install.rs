@@ -16,6 +16,16 @@ pub const EVENTS: &[(&str, bool)] = &[
     ("UserPromptSubmit", false),
 ];
 
+/// The events whose loopguard entry carries `"onFailure": "block"`: Claude Code ≥ 2.1.295 then
+/// blocks the call (or prompt) when the hook crashes or times out instead of letting it run.
+/// Session start/end and Stop are left out: there is nothing to block there (the host ignores the
+/// switch for Stop), and a broken state home already denies every tool call.
+pub const FAIL_CLOSED_EVENTS: &[&str] = &["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"];
+
+/// The first Claude Code version that honours `onFailure` on command hooks; older versions
+/// ignore the key (and fail open when a hook crashes or hangs).
+pub const ON_FAILURE_SINCE: (u64, u64, u64) = (2, 1, 295);
+
 /// The host's timeout for one hook call, in seconds. loopguard's own deadline (2 s) is well
 /// under it, so loopguard always answers before the host gives up (and fails open).
 pub const HOST_TIMEOUT_SECS: u64 = 10;
@@ -86,7 +96,10 @@ pub fn merge(root: &mut Value, command: &str) -> Result<bool, String> {
             }
         }
         groups.retain(|g| g.get("hooks").and_then(Value::as_array).is_none_or(|hs| !hs.is_empty()));
-        let entry = json!({ "type": "command", "command": command, "timeout": HOST_TIMEOUT_SECS });
+        let mut entry = json!({ "type": "command", "command": command, "timeout": HOST_TIMEOUT_SECS });
+        if FAIL_CLOSED_EVENTS.contains(event) {
+            entry["onFailure"] = json!("block");
+        }
         let group = if *matcher { json!({ "matcher": "*", "hooks": [entry] }) } else { json!({ "hooks": [entry] }) };
         // First, so loopguard runs before other hooks of the same event.
         groups.insert(0, group);
@@ -113,7 +126,10 @@ mod tests {
             assert_eq!(groups.len(), 1, "{event}");
             assert_eq!(groups[0]["hooks"][0]["command"], "/opt/bin/loopguard hook claude-code");
             assert_eq!(groups[0].get("matcher").is_some(), *matcher);
+            let block = groups[0]["hooks"][0].get("onFailure").and_then(Value::as_str) == Some("block");
+            assert_eq!(block, FAIL_CLOSED_EVENTS.contains(event), "{event}");
         }
+        assert!(FAIL_CLOSED_EVENTS.contains(&"PreToolUse"));
     }
 
     #[test]
@@ -135,6 +151,23 @@ mod tests {
         assert_eq!(pre[0]["hooks"][0]["command"], "/new/loopguard hook claude-code");
         assert_eq!(pre[1]["hooks"].as_array().unwrap().len(), 1);
         assert_eq!(pre[1]["hooks"][0]["command"], "other-hook");
+    }
+
+    #[test]
+    fn an_install_without_the_fail_closed_switch_is_upgraded_once() {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path().join("settings.json");
+        // What an earlier loopguard wrote: no onFailure.
+        std::fs::write(
+            &s,
+            r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/x/loopguard hook claude-code","timeout":10}]}]}}"#,
+        )
+        .unwrap();
+        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().starts_with("installed"));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+        assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"], "block");
+        assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
+        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().contains("nothing changed"));
     }
 
     #[test]

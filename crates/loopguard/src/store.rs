@@ -93,8 +93,11 @@ pub struct Run {
     pub tokens: i64,
     /// USD from the transcript.
     pub usd: f64,
-    /// Some message had no price: USD cannot be computed.
+    /// Some message's cost could not be computed (usage without token counts): USD unknown.
     pub usd_unknown: bool,
+    /// Models without a price in the table whose messages were charged at the table's ceiling
+    /// (USD is then an upper bound, "estimated"). At most [`MAX_ESTIMATED_MODELS`] names.
+    pub estimated_models: Vec<String>,
     /// Bytes of the transcript already read.
     pub transcript_offset: i64,
     /// Why the transcript could not be read, if it could not.
@@ -124,6 +127,9 @@ pub struct Run {
     /// Evidence (audit/escalation) writes that failed.
     pub evidence_failures: i64,
 }
+
+/// Most unpriced model names a run remembers (each is shown once to the human).
+pub const MAX_ESTIMATED_MODELS: usize = 16;
 
 /// The per-workspace document: the breaker, recent spend (for velocity), revocation, and the
 /// break-glass waivers in force.

@@ -137,18 +137,53 @@ fn spend_is_read_incrementally_from_the_transcript_and_trips_the_run_budget() {
 }
 
 #[test]
-fn a_model_without_a_price_trips_strict_budget_rules_fail_closed() {
+fn a_model_without_a_price_is_charged_at_the_ceiling_and_the_human_is_told_once() {
     let sb = Sandbox::new();
     sb.user_policy("[breaker]\nprofile = \"loop\"\n");
-    std::fs::write(sb.root.path().join("s.jsonl"), assistant("m", "some-other-model", 10, 10) + "\n").unwrap();
+    let transcript = sb.root.path().join("s.jsonl");
+    std::fs::write(&transcript, assistant("m1", "claude-future-9", 10, 10) + "\n").unwrap();
+    let out = sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}));
+    assert_eq!(verdict(&out), "allow");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let msg = v["systemMessage"].as_str().unwrap();
+    assert!(msg.contains("claude-future-9") && msg.contains("[prices.\"claude-future-9\"]"), "{msg}");
+    // Once per run and model: the next call carries no notice.
+    let out = sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let st = status(&sb);
+    assert_eq!(st["run"]["usd_estimated"], "estimated (unknown model claude-future-9)");
+    let usd = st["run"]["usd"].as_f64().unwrap();
+    assert!((usd - (10.0 * 15.0 + 10.0 * 75.0) / 1e6).abs() < 1e-12, "{usd}");
+    let (_, text, _) = sb.run(&["breaker", "status"], "");
+    assert!(text.contains("estimated (unknown model claude-future-9)"), "{text}");
+    let (_, tail, _) = sb.run(&["audit", "tail", "--json", "-n", "1"], "");
+    let last: Value = serde_json::from_str(tail.trim()).unwrap();
+    assert_eq!(last["details"]["spend"], "estimated (unknown model claude-future-9)", "{last}");
+    // The ceiling is an upper bound, so the budget trips early, never late: 60k input + 10k
+    // output are $1.65 at the ceiling (≥ the loop profile's $1.50; $0.33 at a Sonnet price).
+    let mut f = std::fs::OpenOptions::new().append(true).open(&transcript).unwrap();
+    f.write_all((assistant("m2", "claude-future-9", 60_000, 10_000) + "\n").as_bytes()).unwrap();
+    let (v, reason) = decision(&sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}))).unwrap();
+    assert_eq!(v, "deny");
+    assert!(reason.contains("run_usd reached $1.65"), "{reason}");
+}
+
+#[test]
+fn usage_without_token_counts_trips_strict_budget_rules_fail_closed() {
+    let sb = Sandbox::new();
+    sb.user_policy("[breaker]\nprofile = \"loop\"\n");
+    let line = json!({"type": "assistant", "message": {"id": "m", "model": "claude-sonnet-4-5", "usage": {}}});
+    std::fs::write(sb.root.path().join("s.jsonl"), format!("{line}\n")).unwrap();
     let (v, reason) = decision(&sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}))).unwrap();
     assert_eq!(v, "deny");
     assert!(reason.contains("run_usd cannot be computed"), "{reason}");
-    // With a price for it in the user policy, it can be computed.
+    // A model priced by the user policy is priced, not estimated.
     let sb = Sandbox::new();
     sb.user_policy("[breaker]\nprofile = \"loop\"\n[prices.\"some-other\"]\ninput = 1\noutput = 1\n");
     std::fs::write(sb.root.path().join("s.jsonl"), assistant("m", "some-other-model", 10, 10) + "\n").unwrap();
-    assert_eq!(read(&sb, "s"), "allow");
+    let out = sb.pre("s", "Read", json!({"file_path": sb.ws.join("README")}));
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(status(&sb)["run"]["usd_estimated"].is_null());
 }
 
 fn real_repo(sb: &Sandbox) -> String {

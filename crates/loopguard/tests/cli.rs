@@ -28,9 +28,52 @@ fn demo_runs_with_no_setup_and_verifies_its_log() {
     assert!(!sb.state.exists());
 }
 
+/// Puts a stand-in `claude` printing `version` first on the sandbox's PATH (doctor asks it).
+fn fake_claude(sb: &mut Sandbox, version: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = sb.root.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    sb.extra_env.push(("PATH".into(), path));
+}
+
+#[test]
+fn doctor_reports_the_host_version_and_the_fail_closed_switch() {
+    let mut sb = Sandbox::new();
+    fake_claude(&mut sb, "2.1.332");
+    // An install written before the switch existed: no onFailure.
+    let settings = sb.ws.join(".claude/settings.json");
+    assert!(sb.command(&["install", "claude-code"]).status().unwrap().success());
+    let text_of = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+    std::fs::write(&settings, text_of(&settings).replace(",\n            \"onFailure\": \"block\"", "")).unwrap();
+    assert!(!text_of(&settings).contains("onFailure"), "{}", text_of(&settings));
+    let doc = sb.command(&["doctor"]).output().unwrap();
+    let out = text(&doc).0;
+    assert_eq!(doc.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL host: Claude Code 2.1.332") && out.contains("lack it"), "{out}");
+    // Installing again adds the switch; doctor passes.
+    assert!(sb.command(&["install", "claude-code"]).status().unwrap().success());
+    let doc = sb.command(&["doctor"]).output().unwrap();
+    let out = text(&doc).0;
+    assert_eq!(doc.status.code(), Some(0), "{out}");
+    assert!(out.contains("ok   host: Claude Code 2.1.332") && out.contains("onFailure \"block\" installed"), "{out}");
+    // An older host is reported with what it cannot do, without failing.
+    let mut old = Sandbox::new();
+    fake_claude(&mut old, "2.1.197");
+    assert!(old.command(&["install", "claude-code"]).status().unwrap().success());
+    let doc = old.command(&["doctor"]).output().unwrap();
+    let out = text(&doc).0;
+    assert_eq!(doc.status.code(), Some(0), "{out}");
+    assert!(out.contains("Claude Code 2.1.197") && out.contains("older than 2.1.295"), "{out}");
+}
+
 #[test]
 fn install_then_doctor_passes() {
-    let sb = Sandbox::new();
+    let mut sb = Sandbox::new();
+    fake_claude(&mut sb, "2.1.332");
     let out = sb.command(&["install", "claude-code"]).output().unwrap();
     assert!(out.status.success(), "{:?}", text(&out));
     assert!(sb.ws.join(".claude/settings.json").exists());
@@ -45,7 +88,8 @@ fn install_then_doctor_passes() {
 
 #[test]
 fn doctor_reports_what_is_missing() {
-    let sb = Sandbox::new();
+    let mut sb = Sandbox::new();
+    fake_claude(&mut sb, "2.1.332");
     sb.write(".loopguard/policy.toml", "[gate]\nautonomy = \"root\"\n");
     let doc = sb.command(&["doctor"]).output().unwrap();
     assert_eq!(doc.status.code(), Some(1));

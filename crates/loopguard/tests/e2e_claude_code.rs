@@ -1,9 +1,10 @@
-//! End to end with the real Claude Code CLI (pinned version), driven by a scripted mock of the
-//! Messages API, inside a loopback-only network namespace (`unshare -rn`), with loopguard
-//! installed by `loopguard install claude-code` as the only gate (`bypassPermissions`).
+//! End to end with the real Claude Code CLI — every scenario runs against the oldest supported
+//! and the newest version, both pinned in tests/e2e/host-versions.env — driven by a scripted
+//! mock of the Messages API, inside a loopback-only network namespace (`unshare -rn`), with
+//! loopguard installed by `loopguard install claude-code` as the only gate (`bypassPermissions`).
 //!
-//! Needs the CLI installed by `scripts/test.sh` (or its path in LOOPGUARD_E2E_CLAUDE). Missing
-//! prerequisites fail the test; set LOOPGUARD_SKIP_E2E=1 to skip it knowingly.
+//! Needs the CLIs installed by `scripts/test.sh`. Missing prerequisites fail the test; set
+//! LOOPGUARD_SKIP_E2E=1 to skip it knowingly.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
@@ -13,29 +14,75 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CLAUDE_VERSION: &str = "2.1.197";
-
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-fn claude_bin() -> Option<PathBuf> {
+/// A version pinned in tests/e2e/host-versions.env.
+fn pinned(key: &str) -> String {
+    let text = include_str!("../../../tests/e2e/host-versions.env");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('=').map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| panic!("{key} is not in tests/e2e/host-versions.env"))
+}
+
+/// One pinned Claude Code CLI.
+struct Claude {
+    bin: PathBuf,
+    version: (u64, u64, u64),
+}
+
+impl Claude {
+    /// Whether this version honours `"onFailure": "block"` on command hooks.
+    fn honours_on_failure(&self) -> bool {
+        self.version >= (2, 1, 295)
+    }
+}
+
+fn claude_bin(key: &str) -> Option<Claude> {
     if std::env::var_os("LOOPGUARD_SKIP_E2E").is_some() {
         return None;
     }
-    let bin = std::env::var_os("LOOPGUARD_E2E_CLAUDE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/e2e-tools/node_modules/.bin/claude"));
+    let version = pinned(key);
+    let bin = repo_root().join(format!("target/e2e-tools/claude-code-{version}/node_modules/.bin/claude"));
     assert!(
         bin.exists(),
-        "the Claude Code CLI is not at {} — run `bash scripts/test.sh` (it installs it), or set LOOPGUARD_SKIP_E2E=1",
+        "Claude Code {version} is not at {} — run `bash scripts/test.sh` (it installs it), or set LOOPGUARD_SKIP_E2E=1",
         bin.display()
     );
     let v = Command::new(&bin).arg("--version").output().unwrap();
     let v = String::from_utf8_lossy(&v.stdout);
-    assert!(v.starts_with(CLAUDE_VERSION), "expected Claude Code {CLAUDE_VERSION}, found {v}");
-    Some(bin)
+    assert!(v.starts_with(&version), "expected Claude Code {version}, found {v}");
+    let mut n = version.split('.').map(|x| x.parse::<u64>().unwrap());
+    Some(Claude { bin, version: (n.next().unwrap(), n.next().unwrap(), n.next().unwrap()) })
 }
+
+/// Every scenario, once per pinned CLI: `oldest::name` and `newest::name`.
+macro_rules! on_every_client {
+    ($($name:ident),* $(,)?) => {
+        mod oldest {
+            $( #[test] fn $name() { if let Some(c) = super::claude_bin("CLAUDE_CODE_OLDEST") { super::$name(&c) } } )*
+        }
+        mod newest {
+            $( #[test] fn $name() { if let Some(c) = super::claude_bin("CLAUDE_CODE_NEWEST") { super::$name(&c) } } )*
+        }
+    };
+}
+
+on_every_client!(
+    denied_call_does_not_run_and_allowed_call_runs,
+    project_policy_with_a_syntax_error_denies,
+    sees_tool_output_with_secrets_redacted,
+    sees_mcp_results_with_secrets_redacted,
+    bash_runs_in_the_kernel_sandbox_with_wrap_bash,
+    vulnerable_dependency_is_denied_and_a_stale_data_note_passes,
+    approval_drift_denies_the_write,
+    high_risk_ask_shows_its_preview,
+    a_normal_session_never_trips_a_breaker,
+    an_unpriced_model_is_estimated_and_the_run_goes_on,
+    a_crashing_hook_blocks_where_the_host_honours_on_failure,
+    a_hanging_hook_blocks_where_the_host_honours_on_failure,
+);
 
 struct Run {
     requests: Vec<Value>,
@@ -44,22 +91,42 @@ struct Run {
 }
 
 /// Installs loopguard into a settings file, then runs Claude Code with `script` in the sandbox.
-fn run_claude(sb: &Sandbox, claude: &Path, script: Value) -> Run {
+fn run_claude(sb: &Sandbox, claude: &Claude, script: Value) -> Run {
     run_claude_with(sb, claude, script, &[])
 }
 
-fn run_claude_with(sb: &Sandbox, claude: &Path, script: Value, extra: &[&str]) -> Run {
+fn run_claude_with(sb: &Sandbox, claude: &Claude, script: Value, extra: &[&str]) -> Run {
+    run_claude_edited(sb, claude, script, extra, |_| {})
+}
+
+/// Like [`run_claude_with`], with a chance to change the installed settings before the run.
+fn run_claude_edited(
+    sb: &Sandbox,
+    claude: &Claude,
+    script: Value,
+    extra: &[&str],
+    edit: impl FnOnce(&mut Value),
+) -> Run {
     let out = sb.root.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let settings = sb.root.path().join("settings.json");
     let inst = sb.command(&["install", "claude-code", "--settings", settings.to_str().unwrap()]).output().unwrap();
     assert!(inst.status.success(), "{}", String::from_utf8_lossy(&inst.stderr));
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&settings, v.to_string()).unwrap();
     let script_path = sb.root.path().join("script.json");
     std::fs::write(&script_path, script.to_string()).unwrap();
     let status = Command::new("unshare")
         .args(["-rn", "bash"])
         .arg(repo_root().join("tests/e2e/run-claude.sh"))
-        .args([claude.as_os_str(), script_path.as_os_str(), sb.ws.as_os_str(), settings.as_os_str(), out.as_os_str()])
+        .args([
+            claude.bin.as_os_str(),
+            script_path.as_os_str(),
+            sb.ws.as_os_str(),
+            settings.as_os_str(),
+            out.as_os_str(),
+        ])
         .args(extra)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -98,9 +165,7 @@ fn tool_result(run: &Run, id: &str) -> Option<(String, bool)> {
     })
 }
 
-#[test]
-fn real_claude_code_denied_call_does_not_run_and_allowed_call_runs() {
-    let Some(claude) = claude_bin() else { return };
+fn denied_call_does_not_run_and_allowed_call_runs(claude: &Claude) {
     let sb = Sandbox::new();
     sb.write("build/artifact.bin", "release bits");
     sb.write(
@@ -117,7 +182,7 @@ match = ["rm -rf build"]
     );
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Bash", "input": {"command": "rm -rf build", "description": "clean"}},
             {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
@@ -154,14 +219,12 @@ match = ["rm -rf build"]
     assert!(kinds.contains(&("session-end", None)), "{kinds:?}");
 }
 
-#[test]
-fn real_claude_code_project_policy_with_a_syntax_error_denies() {
-    let Some(claude) = claude_bin() else { return };
+fn project_policy_with_a_syntax_error_denies(claude: &Claude) {
     let sb = Sandbox::new();
     sb.write(".loopguard/policy.toml", "[gate\nautonomy = \"pr\"\n");
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
             {"text": "finished"}
@@ -173,9 +236,7 @@ fn real_claude_code_project_policy_with_a_syntax_error_denies() {
     assert!(reason.contains("[policy-invalid]") && reason.contains("policy.toml:1:"), "{reason}");
 }
 
-#[test]
-fn real_claude_code_sees_tool_output_with_secrets_redacted() {
-    let Some(claude) = claude_bin() else { return };
+fn sees_tool_output_with_secrets_redacted(claude: &Claude) {
     let sb = Sandbox::new();
     // Built at run time so the source holds no literal key.
     let aws = format!("AKIA{}", "Q7RZ2M5K3W6X4N2P");
@@ -183,7 +244,7 @@ fn real_claude_code_sees_tool_output_with_secrets_redacted() {
     sb.write("notes.txt", &format!("deploy notes\ntoken: {gh}\n"));
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Bash", "input": {"command": format!("printf 'key=%s\\n' {aws}"), "description": "print"}},
             {"tool": "Read", "input": {"file_path": sb.ws.join("notes.txt")}},
@@ -218,9 +279,7 @@ fn real_claude_code_sees_tool_output_with_secrets_redacted() {
     }
 }
 
-#[test]
-fn real_claude_code_sees_mcp_results_with_secrets_redacted() {
-    let Some(claude) = claude_bin() else { return };
+fn sees_mcp_results_with_secrets_redacted(claude: &Claude) {
     let sb = Sandbox::new();
     let gh = format!("ghp_{}", "Zq8vN2kP4mX7rT1wZq8vN2kP4mX7rT1wAbCd");
     // MCP tools ask by default; this user allows the test server's tool.
@@ -235,7 +294,7 @@ fn real_claude_code_sees_mcp_results_with_secrets_redacted() {
     .unwrap();
     let run = run_claude_with(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([{"tool": "mcp__vault__read_config", "input": {}}, {"text": "finished"}]),
         &["--mcp-config", mcp.to_str().unwrap(), "--strict-mcp-config"],
     );
@@ -249,9 +308,7 @@ fn real_claude_code_sees_mcp_results_with_secrets_redacted() {
     }
 }
 
-#[test]
-fn real_claude_code_bash_runs_in_the_kernel_sandbox_with_wrap_bash() {
-    let Some(claude) = claude_bin() else { return };
+fn bash_runs_in_the_kernel_sandbox_with_wrap_bash(claude: &Claude) {
     let sb = Sandbox::new();
     sb.user_policy("[exec]\nwrap_bash = true\n");
     // Outside the workspace and outside /tmp (which the sandbox lets commands write).
@@ -260,7 +317,7 @@ fn real_claude_code_bash_runs_in_the_kernel_sandbox_with_wrap_bash() {
     let sneaky = format!("python3 -c \"open('{}','w').write('x')\"", outside.display());
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Bash", "input": {"command": sneaky, "description": "python write"}},
             {"tool": "Bash", "input": {"command": "echo hi > inside.txt", "description": "write"}},
@@ -273,9 +330,7 @@ fn real_claude_code_bash_runs_in_the_kernel_sandbox_with_wrap_bash() {
     assert!(result.contains("Permission denied"), "{result}");
 }
 
-#[test]
-fn real_claude_code_vulnerable_dependency_is_denied_and_a_stale_data_note_passes() {
-    let Some(claude) = claude_bin() else { return };
+fn vulnerable_dependency_is_denied_and_a_stale_data_note_passes(claude: &Claude) {
     let mut sb = Sandbox::new();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/advisories-multi");
     let (code, _, err) = sb.run(&["advisories", "import", fixtures.to_str().unwrap()], "");
@@ -286,7 +341,7 @@ fn real_claude_code_vulnerable_dependency_is_denied_and_a_stale_data_note_passes
     let pj = sb.ws.join("package.json");
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Write", "input": {"file_path": pj, "content": "{\"dependencies\":{\"minimist\":\"1.2.5\"}}\n"}},
             {"tool": "Write", "input": {"file_path": pj, "content": "{\"dependencies\":{\"lodash\":\"^4.17.21\"}}\n"}},
@@ -308,9 +363,7 @@ fn real_claude_code_vulnerable_dependency_is_denied_and_a_stale_data_note_passes
     assert!(std::fs::read_to_string(&pj).unwrap_or_default().contains("lodash"), "stderr: {}", run.stderr);
 }
 
-#[test]
-fn real_claude_code_approval_drift_denies_the_write() {
-    let Some(claude) = claude_bin() else { return };
+fn approval_drift_denies_the_write(claude: &Claude) {
     let sb = Sandbox::new();
     let pass = "correct horse battery staple";
     let (code, _, err) = sb.run(&["operator", "init", "--name", "ann", "--passphrase-stdin"], &format!("{pass}\n"));
@@ -323,7 +376,7 @@ fn real_claude_code_approval_drift_denies_the_write() {
     sb.write(".mcp.json", r#"{"mcpServers":{"new":{"command":"nc"}}}"#);
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Write", "input": {"file_path": sb.ws.join("a.txt"), "content": "x"}},
             {"text": "finished"}
@@ -335,9 +388,7 @@ fn real_claude_code_approval_drift_denies_the_write() {
     assert!(reason.contains("[approval-drift]") && reason.contains("ws:.mcp.json changed"), "{reason}");
 }
 
-#[test]
-fn real_claude_code_high_risk_ask_shows_its_preview() {
-    let Some(claude) = claude_bin() else { return };
+fn high_risk_ask_shows_its_preview(claude: &Claude) {
     let sb = Sandbox::new();
     std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
     let git = |args: &[&str]| common::git(&sb.ws, args);
@@ -348,7 +399,7 @@ fn real_claude_code_high_risk_ask_shows_its_preview() {
     sb.write("src/main.rs", "fn main() { /* unsaved work */ }\n");
     let run = run_claude(
         &sb,
-        &claude,
+        claude,
         serde_json::json!([
             {"tool": "Bash", "input": {"command": "git checkout -- src/main.rs", "description": "discard"}},
             {"text": "finished"}
@@ -368,4 +419,158 @@ fn real_claude_code_high_risk_ask_shows_its_preview() {
         "stderr: {}",
         run.stderr
     );
+}
+
+fn breaker_status(sb: &Sandbox) -> Value {
+    let (code, out, err) = sb.run(&["breaker", "status", "--json"], "");
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn commit_identity(sb: &mut Sandbox) {
+    for (k, v) in [
+        ("GIT_AUTHOR_NAME", "e2e"),
+        ("GIT_AUTHOR_EMAIL", "e2e@example.invalid"),
+        ("GIT_COMMITTER_NAME", "e2e"),
+        ("GIT_COMMITTER_EMAIL", "e2e@example.invalid"),
+    ] {
+        sb.extra_env.push((k.into(), v.into()));
+    }
+}
+
+/// Reads, an edit, a new file, a test run and a commit, on the model the CLI asks for by default
+/// (the mock answers with the model it was asked for): no breaker trips, nothing is denied.
+fn a_normal_session_never_trips_a_breaker(claude: &Claude) {
+    let mut sb = Sandbox::new();
+    commit_identity(&mut sb);
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    sb.write("calc.py", "def add(a, b):\n    return a + b\n");
+    sb.write(
+        "test_calc.py",
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    );
+    let git = |args: &[&str]| common::git(&sb.ws, args);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    let run = run_claude(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Read", "input": {"file_path": sb.ws.join("calc.py")}},
+            {"tool": "Edit", "input": {"file_path": sb.ws.join("calc.py"), "old_string": "return a + b", "new_string": "return b + a"}},
+            {"tool": "Write", "input": {"file_path": sb.ws.join("NOTES.md"), "content": "operands swapped\n"}},
+            {"tool": "Bash", "input": {"command": "python3 -m unittest -q test_calc 2>&1 | tail -n 3", "description": "test"}},
+            {"tool": "Bash", "input": {"command": "git add -A && git commit -qm 'swap operands'", "description": "commit"}},
+            {"tool": "Bash", "input": {"command": "git log --oneline | head -n 5", "description": "log"}},
+            {"text": "finished"}
+        ]),
+    );
+    for i in 0..6 {
+        let (r, is_error) =
+            tool_result(&run, &format!("toolu_e2e_{i}")).unwrap_or_else(|| panic!("no result {i}: {}", run.stderr));
+        assert!(!is_error, "call {i} failed: {r}; stderr: {}", run.stderr);
+    }
+    assert!(git(&["log", "--oneline"]).contains("swap operands"));
+    let model = run.requests.iter().find_map(|r| r["body"]["model"].as_str().map(String::from)).unwrap();
+    let st = breaker_status(&sb);
+    assert_eq!(st["trips"], serde_json::json!([]), "{st:#}");
+    assert_eq!(st["position"], "full-auto", "{st:#}");
+    assert!(st["run"]["usd"].as_f64().is_some_and(|u| u > 0.0), "the default model {model} is priced: {st:#}");
+    assert!(st["run"]["usd_estimated"].is_null(), "the default model {model} is in the price table: {st:#}");
+}
+
+/// A model the price table does not know (a new one appears every few weeks): spend is charged
+/// at the table's ceiling and marked estimated; the run is not turned read-only.
+fn an_unpriced_model_is_estimated_and_the_run_goes_on(claude: &Claude) {
+    let sb = Sandbox::new();
+    let run = run_claude_with(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Write", "input": {"file_path": sb.ws.join("a.txt"), "content": "a\n"}},
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"tool": "Edit", "input": {"file_path": sb.ws.join("a.txt"), "old_string": "a", "new_string": "b"}},
+            {"text": "finished"}
+        ]),
+        &["--model", "claude-unlisted-9-9"],
+    );
+    assert!(run.requests.iter().any(|r| r["body"]["model"] == "claude-unlisted-9-9"), "stderr: {}", run.stderr);
+    for i in 0..3 {
+        let (r, is_error) = tool_result(&run, &format!("toolu_e2e_{i}")).expect("a result");
+        assert!(!is_error, "call {i} failed: {r}; stderr: {}", run.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(sb.ws.join("out.txt")).unwrap_or_default(), "hi\n");
+    assert_eq!(std::fs::read_to_string(sb.ws.join("a.txt")).unwrap_or_default(), "b\n");
+    let st = breaker_status(&sb);
+    assert_eq!(st["trips"], serde_json::json!([]), "{st:#}");
+    assert_eq!(st["run"]["usd_estimated"], "estimated (unknown model claude-unlisted-9-9)", "{st:#}");
+}
+
+/// Points the installed hooks of `events` at `script`, saved as an executable named `loopguard`
+/// (so it is still recognised as loopguard's entry), with the host timeout `timeout` seconds.
+fn break_hooks(sb: &Sandbox, settings: &mut Value, events: &[&str], script: &str, timeout: u64) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = sb.root.path().join("broken");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("loopguard");
+    std::fs::write(&exe, script).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for event in events {
+        for group in settings["hooks"][event].as_array_mut().unwrap() {
+            for h in group["hooks"].as_array_mut().unwrap() {
+                h["command"] = Value::String(format!("{} hook claude-code", exe.display()));
+                h["timeout"] = serde_json::json!(timeout);
+            }
+        }
+    }
+}
+
+/// A loopguard that crashes (exits 1 on every event): the newest CLI blocks the call because
+/// `install` wrote `onFailure: "block"`; the oldest ignores the switch and runs it (why doctor
+/// warns about old hosts).
+fn a_crashing_hook_blocks_where_the_host_honours_on_failure(claude: &Claude) {
+    let sb = Sandbox::new();
+    let all =
+        ["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd", "Stop", "UserPromptSubmit"];
+    let run = run_claude_edited(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+        &[],
+        |v| {
+            assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"], "block");
+            break_hooks(&sb, v, &all, "#!/bin/sh\necho 'loopguard: broken on purpose' >&2\nexit 1\n", 10)
+        },
+    );
+    let ran = sb.ws.join("out.txt").exists();
+    if claude.honours_on_failure() {
+        assert!(!ran, "a crashing hook let the call run; stderr: {}", run.stderr);
+    } else {
+        assert!(ran, "Claude Code {:?} was expected to fail open; stderr: {}", claude.version, run.stderr);
+    }
+}
+
+/// A PreToolUse hook that hangs past the host's timeout: blocked where onFailure is honoured.
+fn a_hanging_hook_blocks_where_the_host_honours_on_failure(claude: &Claude) {
+    if !claude.honours_on_failure() {
+        // Without the switch the host runs the call after its timeout; the crash scenario
+        // already shows that, and waiting for the timeout here would prove nothing new.
+        return;
+    }
+    let sb = Sandbox::new();
+    let run = run_claude_edited(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+        &[],
+        |v| break_hooks(&sb, v, &["PreToolUse"], "#!/bin/sh\nexec sleep 60\n", 2),
+    );
+    assert!(!sb.ws.join("out.txt").exists(), "a hanging hook let the call run; stderr: {}", run.stderr);
 }

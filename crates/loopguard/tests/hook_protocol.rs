@@ -32,6 +32,25 @@ fn every_recorded_sample() {
     }
 }
 
+/// Every event the newest Claude Code CLI sent in a captured session (tests/e2e/host-versions.env
+/// names it; docs/hosts/claude-code.md says how they were captured and what changed).
+#[test]
+fn every_event_captured_from_the_newest_cli() {
+    let dir = common::fixture("claude-code/2.1.332");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 14, "{names:?}");
+    for name in names {
+        let sb = Sandbox::new();
+        let out = sb.hook(sb.sample(&format!("2.1.332/{name}")).as_bytes());
+        insta::assert_snapshot!(format!("newest_{}", name.trim_end_matches(".json")), sb.render(&out));
+    }
+}
+
 fn bad(name: &str, input: &[u8]) {
     let sb = Sandbox::new();
     let out = sb.hook(input);

@@ -541,6 +541,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         "yolo_approved": decision.yolo_approved(),
         "step": before.as_ref().map(|b| b.run.steps),
         "advisories": adv_note,
+        "spend": before.as_ref().and_then(|b| crate::breaker::spend_estimate_label(&b.run)),
     }));
     if let Some(summary) = ended_yolo {
         let mut y = new_event(ev, EventKind::YoloSummary);
@@ -569,19 +570,23 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     };
     // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
     let _ = Sessions::new(&p.state, &p.workspace).open(ev.session, HostProcess::of_current);
-    if decision.verdict() == Verdict::Allow && tool == "Bash" && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash()) {
-        // The policy wants the kernel to enforce this call: if it cannot be wrapped, it does not run.
-        return wrapped_bash(&decision, input).unwrap_or_else(|| {
-            fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox (exec.wrap_bash); denied.")
-        });
+    // What the human should know whatever the verdict: spend charged at the ceiling price (once
+    // per run and model), and — for a call nothing blocks — what the advisory check could not say.
+    let mut notices: Vec<String> =
+        before.as_ref().and_then(crate::breaker::Before::estimate_notice).into_iter().collect();
+    if decision.verdict() == Verdict::Allow {
+        notices.extend(adv_note);
     }
-    match (decision.verdict(), &adv_note) {
-        // Nothing blocks, but the human should know what the advisory check could not say.
-        (Verdict::Allow, Some(note)) => {
-            let v = json!({ "systemMessage": format!("loopguard: {note}") });
-            HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: 0 }
-        }
-        _ => match policy
+    let out = if decision.verdict() == Verdict::Allow
+        && tool == "Bash"
+        && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash())
+    {
+        // The policy wants the kernel to enforce this call: if it cannot be wrapped, it does not run.
+        wrapped_bash(&decision, input).unwrap_or_else(|| {
+            fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox (exec.wrap_bash); denied.")
+        })
+    } else {
+        match policy
             .as_ref()
             .is_ok_and(Policy::preview_in_hook)
             .then(|| ask_preview(&decision, &call, &p.workspace, env.home.as_deref()))
@@ -591,8 +596,31 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 HookOutcome { stdout: decision_json_with(&decision, Some(&preview)), stderr: String::new(), exit: 0 }
             }
             None => answer(&decision),
-        },
+        }
+    };
+    with_notices(out, &notices)
+}
+
+/// Adds `systemMessage` (shown to the human, not the model) to an answer that exits 0. A
+/// failing answer (exit 2) is left as it is: its reason is what matters.
+fn with_notices(mut out: HookOutcome, notices: &[String]) -> HookOutcome {
+    if notices.is_empty() || out.exit != 0 {
+        return out;
     }
+    let text = notices.iter().map(|n| format!("loopguard: {n}")).collect::<Vec<_>>().join("\n");
+    let text = loopguard_secrets::Scanner::builtin().redact(&text);
+    let mut v = if out.stdout.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        match serde_json::from_str::<Value>(&out.stdout) {
+            Ok(v @ Value::Object(_)) => v,
+            // Not ours to change: keep the answer exactly.
+            _ => return out,
+        }
+    };
+    v["systemMessage"] = Value::String(text);
+    out.stdout = format!("{v}\n");
+    out
 }
 
 /// Audits the result and redacts secrets out of it. The redacted response keeps the tool's own
