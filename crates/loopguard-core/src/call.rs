@@ -56,6 +56,9 @@ pub struct Context {
     pub canaries: Vec<String>,
     /// Canary files `loopguard exec` wrote.
     pub canary_files: Vec<PathBuf>,
+    /// The host runs allowed shell calls inside loopguard's kernel sandbox (`loopguard exec`):
+    /// unattended, code the analysis cannot see into may then run, confined.
+    pub confinement: bool,
 }
 
 /// A break-glass waiver as the gate sees it: the rules and paths a human waived for a while.
@@ -87,7 +90,14 @@ impl Context {
             now: 0,
             canaries: Vec::new(),
             canary_files: Vec::new(),
+            confinement: false,
         }
+    }
+
+    /// Says whether allowed shell calls will run inside the kernel sandbox.
+    pub fn with_confinement(mut self, confinement: bool) -> Self {
+        self.confinement = confinement;
+        self
     }
 
     /// Sets the state home and user policy file, which the agent may not write.

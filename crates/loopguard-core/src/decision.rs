@@ -98,6 +98,8 @@ pub struct Decision {
     yolo_approved: Vec<String>,
     /// The call reaches the network (from the shell analysis).
     network: bool,
+    /// The call runs code the analysis cannot see into: if allowed, only inside the sandbox.
+    confined: bool,
 }
 
 impl Decision {
@@ -124,6 +126,7 @@ impl Decision {
             granted: None,
             yolo_approved: Vec::new(),
             network: false,
+            confined: false,
         }
     }
 
@@ -142,7 +145,19 @@ impl Decision {
         self
     }
 
-    /// Whether the call reaches the network, as the analysis sees it (for `loopguard exec --net`).
+    pub(crate) fn with_confined(mut self, confined: bool) -> Self {
+        self.confined = confined;
+        self
+    }
+
+    /// Whether the call runs code the analysis cannot see into, so that it may run only inside
+    /// loopguard's kernel sandbox (the host must wrap it, or not run it).
+    pub fn must_confine(&self) -> bool {
+        self.confined
+    }
+
+    /// Whether the call may reach the network: the analysis saw it, or cannot rule it out (only
+    /// commands it knows work offline run without the network in `loopguard exec`).
     pub fn network(&self) -> bool {
         self.network
     }
@@ -179,6 +194,7 @@ impl Decision {
             granted: None,
             yolo_approved: Vec::new(),
             network: false,
+            confined: false,
         }
     }
 

@@ -84,7 +84,9 @@ impl<'p> Gate<'p> {
                 ToolKind::Shell => match call.str_field("command") {
                     Some(cmd) => {
                         let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
-                        network = report.network;
+                        // The sandbox keeps the network on unless the analysis knows the command
+                        // needs none.
+                        network = report.network || !report.offline;
                         findings.extend(report.findings);
                         required = required.max(report.required.unwrap_or(required));
                     }
@@ -175,6 +177,7 @@ impl<'p> Gate<'p> {
                 f.verdict = v;
             }
         }
+        let confined = confine(&mut findings, ctx);
         let waived = waive(&mut findings, ctx);
         confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
         let granted = grant(&mut findings, call, ctx);
@@ -198,7 +201,31 @@ impl<'p> Gate<'p> {
             .with_granted(granted)
             .with_yolo(yolo)
             .with_network(network)
+            .with_confined(confined)
     }
+}
+
+/// Code the analysis cannot see into (`shell-opaque-code`). Unattended, nobody can be asked: it
+/// may run only inside the kernel sandbox (allowed, and the decision says it must be confined),
+/// and is denied where the host will not confine it. Other modes keep the ask. Returns whether
+/// the call must run confined (whatever the verdict becomes later: a grant or yolo may allow it).
+fn confine(findings: &mut [Finding], ctx: &Context) -> bool {
+    let mut opaque = false;
+    for f in findings.iter_mut().filter(|f| f.code == SHELL_OPAQUE_CODE) {
+        opaque = true;
+        if f.verdict != Verdict::Ask || ctx.mode != ExecutionMode::Unattended {
+            continue;
+        }
+        if ctx.confinement {
+            f.verdict = Verdict::Allow;
+        } else {
+            f.verdict = Verdict::Deny;
+            f.message.push_str(
+                " Unattended, it could only run inside loopguard's kernel sandbox, which is not in use here.",
+            );
+        }
+    }
+    opaque
 }
 
 /// The risk a call carries for the execution mode's confirmation layer: its findings, the level

@@ -83,6 +83,8 @@ codes! {
     SHELL_REMOTE_CODE = "shell-remote-code": "Code fetched from the network is executed (`curl … | sh`, `bash <(wget …)`, `sh -c \"$(curl …)\"`).";
     SHELL_OBFUSCATED_EXEC = "shell-obfuscated-exec": "Decoded or decompressed data is executed (`base64 -d | sh`, `xxd -r | bash`).";
     SHELL_REMOTE_EXEC = "shell-remote-exec": "A command runs on another machine (`ssh host cmd`), outside every local check.";
+    SHELL_OPAQUE_CODE = "shell-opaque-code": "The command runs the workspace's or a tool's code the analysis cannot see into (a script file, a package runner, interpreter code that uses real APIs); asked in normal mode, run only inside the kernel sandbox when unattended, denied there when it cannot be confined.";
+    SHELL_HIDDEN_CODE = "shell-hidden-code": "Code reaches a shell or interpreter through a channel ordinary work does not use (a launcher, an exec option or configuration, code on stdin, names built at run time, a script written a moment earlier or outside the workspace); a human confirms it in every mode.";
     SHELL_INLINE_CODE = "shell-inline-code": "An interpreter runs inline code (`python -c`, `node -e`, …); allowed unless the policy says otherwise, destructive calls inside are checked.";
 }
 
@@ -124,6 +126,8 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_OBFUSCATED_EXEC,
     SHELL_REMOTE_EXEC,
     SHELL_INLINE_CODE,
+    SHELL_OPAQUE_CODE,
+    SHELL_HIDDEN_CODE,
     PATH_HARDLINK,
     SECRET_IN_ARGUMENTS,
     CONFIRMATION_REQUIRED,

@@ -103,9 +103,15 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
             writeln!(out, "      ALLOW")?;
             continue;
         }
-        stopped += 1;
         let answer: Value = serde_json::from_str(outcome.stdout.trim()).map_err(io::Error::other)?;
         let hso = &answer["hookSpecificOutput"];
+        if hso.is_null() || hso["permissionDecision"] == "allow" {
+            allowed += 1;
+            let how = if hso["updatedInput"].is_null() { "" } else { ", inside the kernel sandbox (loopguard exec)" };
+            writeln!(out, "      ALLOW{how}")?;
+            continue;
+        }
+        stopped += 1;
         let verdict = hso["permissionDecision"].as_str().unwrap_or("?").to_uppercase();
         let reason = hso["permissionDecisionReason"].as_str().unwrap_or("");
         writeln!(out, "      {verdict}")?;

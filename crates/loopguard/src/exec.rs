@@ -51,13 +51,30 @@ impl Profile {
     }
 }
 
-/// Whether an environment variable name looks like a credential.
+/// Whether an environment variable name looks like a credential. Long markers match anywhere
+/// (`MYTOKEN`, `DB_PASSWORD`); short ones only as a word of the name (`API_KEY`, `OPENAI_APIKEY`,
+/// `X_AUTH`, but not `GIT_AUTHOR_NAME` or `KEYBOARD`).
 pub fn is_credential_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    const PARTS: &[&str] =
-        &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE"];
+    const ANYWHERE: &[&str] = &["SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE", "APIKEY"];
     const PREFIXES: &[&str] = &["AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "DOCKER_", "NPM_", "PYPI_", "TWINE_"];
-    PARTS.iter().any(|p| n.contains(p)) || PREFIXES.iter().any(|p| n.starts_with(p))
+    let word = |w: &str| {
+        w == "KEY"
+            || w == "KEYS"
+            || w.ends_with("KEY")
+            || w == "AUTH"
+            || w.ends_with("AUTH")
+            || w == "AUTHORIZATION"
+            || w == "AUTHTOKEN"
+            || w == "SESSION"
+            || w == "SESSIONID"
+            || w == "PASS"
+            || w.ends_with("PASS")
+            || w == "PWD" && n != "PWD" && n != "OLDPWD"
+    };
+    ANYWHERE.iter().any(|p| n.contains(p))
+        || PREFIXES.iter().any(|p| n.starts_with(p))
+        || n.split(|c: char| !c.is_ascii_alphanumeric()).any(word)
 }
 
 /// The environment the child gets: the current one without credential-looking names, except
@@ -70,15 +87,172 @@ pub fn scrubbed(
     vars.filter(|(k, _)| !is_credential_name(k) || (!revoked && allow.iter().any(|a| a == k))).collect()
 }
 
+/// Credential locations under the home directory that no sandboxed command may read: each that
+/// exists is covered — a directory by an empty tmpfs, a file by `/dev/null` — in the command's own
+/// mount namespace. (Landlock grants reads by hierarchy, so a hole cannot be cut into `/`.)
+pub const CREDENTIAL_LOCATIONS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    ".password-store",
+    ".config/op",
+    ".config/doctl",
+    ".config/hcloud",
+    ".fly",
+    ".config/netlify",
+    ".config/configstore",
+    ".wrangler",
+    ".config/rclone",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/github-copilot",
+    ".terraform.d/credentials.tfrc.json",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".pypirc",
+    ".npmrc",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".config/pip/pip.conf",
+    ".vault-token",
+    ".config/loopguard",
+];
+
+/// Package-manager caches under the home directory that builds may write (each that exists).
+pub const CACHE_LOCATIONS: &[&str] = &[
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/.package-cache",
+    ".rustup/downloads",
+    ".rustup/tmp",
+    ".npm",
+    ".cache",
+    ".local/share/pnpm",
+    ".pnpm-store",
+    ".yarn",
+    ".bun/install/cache",
+    "go/pkg/mod",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".ivy2/cache",
+    ".sbt",
+    ".nuget/packages",
+    ".deno",
+    ".local/share/virtualenvs",
+    ".cpan",
+    ".gem",
+    ".local/share/uv",
+];
+
+/// Paths inside the workspace that stay read-only in the sandbox even though the workspace is
+/// writable: what runs code later (git hooks and configuration), the hosts' hook settings and
+/// loopguard's own policy.
+pub const WORKSPACE_READ_ONLY: &[&str] = &[
+    ".git/hooks",
+    ".git/config",
+    ".git/info",
+    ".loopguard",
+    ".claude",
+    ".mcp.json",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".github/hooks",
+    ".vscode/settings.json",
+    ".envrc",
+];
+
+/// What the mount namespace of a sandboxed command changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mounts {
+    /// Covered (unreadable): directories by an empty tmpfs, files by `/dev/null`.
+    pub hide: Vec<PathBuf>,
+    /// Bound read-only over themselves.
+    pub read_only: Vec<PathBuf>,
+}
+
+impl Mounts {
+    /// The default profile for a command in `roots` (the first is the workspace): the
+    /// credential locations and the state home hidden, the workspace's control files read-only.
+    pub fn default_profile(home: Option<&Path>, roots: &[PathBuf], state_home: Option<&Path>) -> Mounts {
+        let mut m = Mounts::default();
+        if let Some(h) = home {
+            m.hide.extend(CREDENTIAL_LOCATIONS.iter().map(|c| h.join(c)));
+        }
+        m.hide.extend(state_home.map(Path::to_path_buf));
+        for r in roots {
+            m.read_only.extend(WORKSPACE_READ_ONLY.iter().map(|p| r.join(p)));
+        }
+        m.settle(roots);
+        m
+    }
+
+    /// Keeps only what exists; hides where a symlinked credential location really lives (a
+    /// dotfiles manager's `~/.ssh → ~/dotfiles/ssh`); never protects through a symlink inside
+    /// the workspace (the agent could point it anywhere); never covers a root (hiding an ancestor
+    /// of the workspace would hide the workspace).
+    pub fn settle(&mut self, roots: &[PathBuf]) {
+        let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|md| !md.file_type().is_symlink());
+        self.hide = self.hide.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
+        self.hide.retain(|p| !roots.iter().any(|r| r.starts_with(p)));
+        self.read_only.retain(|p| real(p));
+        self.hide.sort();
+        self.hide.dedup();
+    }
+}
+
+/// The caches a build may write (those that exist).
+pub fn caches(home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(h) = home else { return Vec::new() };
+    CACHE_LOCATIONS.iter().map(|c| h.join(c)).filter(|p| p.is_dir()).collect()
+}
+
+/// Whether this kernel lets `loopguard exec` confine a command: Landlock enforced, and
+/// unprivileged user (and mount) namespaces allowed. Cheap (a ruleset created and closed, two
+/// small /proc reads): the hook asks on every Bash call.
+pub fn kernel_can_confine() -> bool {
+    let landlock = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(|r| r.create())
+        .is_ok();
+    let read = |p: &str| std::fs::read_to_string(p).ok().map(|t| t.trim().to_string());
+    let userns = read("/proc/sys/user/max_user_namespaces").is_none_or(|v| v != "0")
+        && read("/proc/sys/kernel/unprivileged_userns_clone").is_none_or(|v| v != "0")
+        && (rustix::process::getuid().is_root()
+            || read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").is_none_or(|v| v != "1"));
+    landlock && userns
+}
+
 /// Devices any sandboxed command may write.
 const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
 /// The inner half: restricts this process with Landlock, then becomes the command.
+#[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag
 pub fn inner(
     profile: Profile,
     net: bool,
     roots: &[PathBuf],
     tmp: Option<&Path>,
+    writable_extra: &[PathBuf],
+    mounts: &Mounts,
     degrade_to_ask: bool,
     argv: &[String],
 ) -> Result<std::convert::Infallible, String> {
@@ -92,12 +266,11 @@ pub fn inner(
         writable.extend(roots.iter().cloned());
         // The command's own temp directory (its TMPDIR), not the shared /tmp.
         writable.extend(tmp.map(Path::to_path_buf));
+        writable.extend(writable_extra.iter().cloned());
     }
     writable.retain(|p| p.exists());
-    // Before Landlock: setting up the namespace writes /proc/self/*_map, which the ruleset forbids.
-    if !net {
-        isolate_network()?;
-    }
+    // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
+    isolate(net, mounts)?;
     if let Err(e) = confine(abi, net, &writable, false) {
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
@@ -107,28 +280,81 @@ pub fn inner(
     Err(format!("cannot run `{program}`: {err}"))
 }
 
-/// Moves this process into a fresh user and network namespace: only a loopback interface, and it
-/// is down — no TCP, UDP, ICMP or anything else leaves. The user namespace maps our own uid and
-/// gid to themselves, so files keep their owner. If the kernel refuses (user namespaces
-/// disabled), exec refuses to run without `--net` (fail closed).
+/// Moves this process into a fresh user and mount namespace (and a network namespace unless
+/// `net`: only a loopback interface, and it is down — no TCP, UDP, ICMP or anything else leaves),
+/// then applies `mounts` there: credential locations covered, control files read-only. The user
+/// namespace maps our own uid and gid to themselves, so files keep their owner. If the kernel
+/// refuses (user namespaces disabled), exec refuses to run (fail closed).
 #[allow(unsafe_code)]
-fn isolate_network() -> Result<(), String> {
+fn isolate(net: bool, mounts: &Mounts) -> Result<(), String> {
+    use rustix::mount::{MountFlags, MountPropagationFlags};
     use rustix::thread::UnshareFlags;
     let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+    if !net {
+        flags |= UnshareFlags::NEWNET;
+    }
     // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could then
-    // observe file descriptors from an unshared table). We pass only NEWUSER and NEWNET, which
-    // change namespaces, not the descriptor table; and this inner half of `loopguard exec` is
-    // single-threaded here (it starts no threads before exec), so no other thread exists to
+    // observe file descriptors from an unshared table). We pass only NEWUSER, NEWNS and NEWNET,
+    // which change namespaces, not the descriptor table; and this inner half of `loopguard exec`
+    // is single-threaded here (it starts no threads before exec), so no other thread exists to
     // observe anything.
-    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET) }
-        .map_err(|e| format!("cannot create a network namespace ({e}); use --net to run with the network"))?;
+    unsafe { rustix::thread::unshare_unsafe(flags) }
+        .map_err(|e| format!("cannot create the sandbox's namespaces ({e})"))?;
     let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("network namespace: {file}: {e}"))
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("sandbox namespace: {file}: {e}"))
     };
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))?;
+    // Nothing mounted here may propagate back to the host.
+    rustix::mount::mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)
+        .map_err(|e| format!("cannot make the sandbox's mounts private ({e})"))?;
+    for p in &mounts.hide {
+        let is_dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        let r = if is_dir {
+            rustix::mount::mount(
+                "tmpfs",
+                p,
+                "tmpfs",
+                MountFlags::NOSUID | MountFlags::NODEV,
+                Some(c"mode=0500,size=4k"),
+            )
+        } else {
+            rustix::mount::mount_bind("/dev/null", p)
+        };
+        r.map_err(|e| format!("cannot hide {} from the command ({e})", p.display()))?;
+    }
+    for p in &mounts.read_only {
+        rustix::mount::mount_bind(p, p).map_err(|e| format!("cannot protect {} ({e})", p.display()))?;
+        // A remount in a user namespace must keep the flags the host locked on the mount.
+        let kept = locked_flags(p);
+        rustix::mount::mount_remount(p, MountFlags::BIND | MountFlags::RDONLY | kept, "")
+            .map_err(|e| format!("cannot make {} read-only ({e})", p.display()))?;
+    }
     Ok(())
+}
+
+/// The flags of the mount `p` lies on that a less privileged namespace may not clear.
+fn locked_flags(p: &Path) -> rustix::mount::MountFlags {
+    use rustix::fs::StatVfsMountFlags as S;
+    use rustix::mount::MountFlags as M;
+    let Ok(st) = rustix::fs::statvfs(p) else { return M::empty() };
+    let f = st.f_flag;
+    let mut m = M::empty();
+    for (s, flag) in [
+        (S::NOSUID, M::NOSUID),
+        (S::NODEV, M::NODEV),
+        (S::NOEXEC, M::NOEXEC),
+        (S::NOATIME, M::NOATIME),
+        (S::NODIRATIME, M::NODIRATIME),
+        (S::RELATIME, M::RELATIME),
+    ] {
+        if f.contains(s) {
+            m |= flag;
+        }
+    }
+    m
 }
 
 /// The inner half of a dry-run preview (`loopguard preview`): a fresh user, mount and network
@@ -369,6 +595,8 @@ pub fn run(
     profile: Profile,
     net: bool,
     roots: &[PathBuf],
+    writable_extra: &[PathBuf],
+    mounts: &Mounts,
     allow_env: &[String],
     revoked: bool,
     canaries: Vec<(String, String)>,
@@ -394,6 +622,15 @@ pub fn run(
     }
     for r in roots {
         cmd.arg("--root").arg(r);
+    }
+    for w in writable_extra {
+        cmd.arg("--write").arg(w);
+    }
+    for h in &mounts.hide {
+        cmd.arg("--hide").arg(h);
+    }
+    for r in &mounts.read_only {
+        cmd.arg("--ro").arg(r);
     }
     cmd.arg("--").args(argv);
     cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked)).envs(canaries).env("TMPDIR", tmp.path());
@@ -437,5 +674,24 @@ mod tests {
         assert_eq!(kept, ["PATH", "HOME", "AWS_REGION", "LANG"]);
         let kept: Vec<String> = scrubbed(vars, &["AWS_REGION".into()], true).into_iter().map(|(k, _)| k).collect();
         assert_eq!(kept, ["PATH", "HOME", "LANG"], "a revocation overrides the allowlist");
+        for name in ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "KEYBOARD_LAYOUT", "PWD", "OLDPWD", "AUTHOR", "CARGO_HOME"]
+        {
+            assert!(!is_credential_name(name), "{name}");
+        }
+        for name in [
+            "OPENAI_APIKEY",
+            "STRIPE_SECRET",
+            "X_AUTH",
+            "OAUTH",
+            "SESSIONID",
+            "PGPASS",
+            "DB_PASS",
+            "NPM_TOKEN",
+            "MYTOKEN",
+            "SIGNING_KEY",
+            "KEY",
+        ] {
+            assert!(is_credential_name(name), "{name}");
+        }
     }
 }

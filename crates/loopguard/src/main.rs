@@ -543,6 +543,8 @@ fn hook_main(args: &[String]) -> ExitCode {
 fn exec_inner(args: &[String]) -> ExitCode {
     let mut profile = None;
     let (mut net, mut roots, mut tmp, mut ask) = (false, Vec::new(), None, false);
+    let mut writable = Vec::new();
+    let mut mounts = loopguard::exec::Mounts::default();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -566,6 +568,18 @@ fn exec_inner(args: &[String]) -> ExitCode {
                 tmp = args.get(i + 1).map(PathBuf::from);
                 i += 2;
             }
+            "--write" => {
+                writable.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--hide" => {
+                mounts.hide.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--ro" => {
+                mounts.read_only.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
             "--" => break,
             _ => {
                 eprintln!("loopguard exec: bad internal arguments");
@@ -577,7 +591,16 @@ fn exec_inner(args: &[String]) -> ExitCode {
         eprintln!("loopguard exec: bad internal arguments");
         return ExitCode::from(126);
     };
-    match loopguard::exec::inner(profile, net, &roots, tmp.as_deref(), ask, args.get(i + 1..).unwrap_or(&[])) {
+    match loopguard::exec::inner(
+        profile,
+        net,
+        &roots,
+        tmp.as_deref(),
+        &writable,
+        &mounts,
+        ask,
+        args.get(i + 1..).unwrap_or(&[]),
+    ) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("loopguard exec: {e}");
@@ -909,10 +932,17 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     loopguard::effects::now(),
                 )?
             };
+            let mut mounts =
+                loopguard::exec::Mounts::default_profile(env.home.as_deref(), &roots, env.state_home().ok().as_deref());
+            mounts.hide.extend(env.user_policy().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
+            mounts.settle(&roots);
+            let caches = loopguard::exec::caches(env.home.as_deref());
             let code = loopguard::exec::run(
                 profile,
                 net,
                 &roots,
+                &caches,
+                &mounts,
                 policy.exec_env_allow(),
                 revoked,
                 canaries,

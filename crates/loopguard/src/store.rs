@@ -95,6 +95,8 @@ pub struct Run {
     pub usd: f64,
     /// Some message's cost could not be computed (usage without token counts): USD unknown.
     pub usd_unknown: bool,
+    /// The human was told that the kernel cannot confine commands here.
+    pub sandbox_notice: bool,
     /// Models without a price in the table whose messages were charged at the table's ceiling
     /// (USD is then an upper bound, "estimated"). At most [`MAX_ESTIMATED_MODELS`] names.
     pub estimated_models: Vec<String>,

@@ -152,18 +152,26 @@ fn hook(p: &Place, command: &str) -> serde_json::Value {
 #[test]
 fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     let p = place();
-    // Off by default: an allowed call is answered with nothing.
-    assert!(hook(&p, "echo hi").is_null());
+    // On by default where the kernel can confine (as here). A command the analysis knows works
+    // offline runs without the network.
+    let v = hook(&p, "echo hi > out.txt");
+    let wrapped = v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap_or_default();
+    assert!(wrapped.contains(" exec --profile workspace-write -- bash -c "), "{v}");
+    // Only the user may switch it off; then an allowed call is answered with nothing.
     std::fs::create_dir_all(p.home.join(".config/loopguard")).unwrap();
+    std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = false\n").unwrap();
+    assert!(hook(&p, "echo hi").is_null());
     std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = true\n").unwrap();
-    // Python's open() is beyond the static analysis: the gate allows it; the kernel does not.
+    // Python writing through open() is code the analysis does not follow: unattended, it is
+    // allowed only inside the sandbox, where the kernel refuses the write outside. Python may
+    // reach the network, so the sandbox keeps it.
     let outside = p.outside.join("escaped.txt");
     let cmd = format!("python3 -c \"open('{}','w').write('x')\"; echo written > inside.txt", outside.display());
     let v = hook(&p, &cmd);
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "allow", "{v}");
     let wrapped = h["updatedInput"]["command"].as_str().unwrap();
-    assert!(wrapped.contains(" exec --profile workspace-write -- bash -c "), "{wrapped}");
+    assert!(wrapped.contains(" exec --profile workspace-write --net -- bash -c "), "{wrapped}");
     let run = Command::new("bash")
         .args(["-c", wrapped])
         .env_clear()
@@ -176,7 +184,7 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     assert!(text(&run.stderr).contains("Permission denied"), "{}", text(&run.stderr));
     assert!(!outside.exists(), "the kernel let the write out");
     assert_eq!(std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(), "written\n");
-    // Network only when the analysis saw the command reach it; observe-level commands read only.
+    // The network when the analysis saw the command reach it; observe-level commands read only.
     let v = hook(&p, "curl -sS https://example.com");
     assert!(v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains(" --net -- "), "{v}");
     let v = hook(&p, "ls -la");

@@ -134,7 +134,9 @@ fn the_agent_cannot_replace_the_advisory_data_or_certify_its_own_work() {
         assert_eq!(v, "deny", "{cmd}: {r}");
         assert!(r.contains("[self-protection]"), "{r}");
     }
-    assert!(common::decision(&sb.pre("s", "Bash", json!({"command": "loopguard advisories check"}))).is_none());
+    let (v, r) = common::decision(&sb.pre("s", "Bash", json!({"command": "loopguard advisories check"})))
+        .unwrap_or_else(|| ("allow".into(), String::new()));
+    assert_eq!(v, "allow", "{r}");
 }
 
 const PASS: &str = "correct horse battery staple";

@@ -308,7 +308,7 @@ impl Policy {
             project_breakers: Vec::new(),
             grants: Vec::new(),
             exec_env_allow: Vec::new(),
-            exec_wrap_bash: false,
+            exec_wrap_bash: true,
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
             exec_unenforced_ask: false,

@@ -451,6 +451,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     };
     let now = crate::effects::now();
     let ws_key = workspace_key(&p.workspace);
+
     let mut ended_yolo = None;
     // The approved control plane: checked before anything else (cheap unless something moved;
     // nothing at all to do for a worktree nobody approved).
@@ -469,6 +470,12 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
         Some(&project_policy(&p.workspace)),
         approved_project.as_deref(),
     );
+    // The second layer: allowed shell calls run inside the kernel sandbox where the policy wants
+    // it (the default) and the kernel can enforce it. Only then may unattended calls run code the
+    // analysis cannot see into.
+    let wants_sandbox = tool == "Bash" && policy.as_ref().is_ok_and(Policy::exec_wrap_bash);
+    let confine = wants_sandbox && crate::exec::kernel_can_confine();
+    let mut sandbox_notice = false;
     // One transaction: breaker state and run metrics before, the gate, the counters after.
     let outcome = match &policy {
         Err(e) => Err(Decision::fail_closed(
@@ -480,6 +487,11 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
             crate::hot::write(&p.state, &ws_key, |tx| {
                 let mut b =
                     crate::breaker::before(tx, cfg, &ws_key, &p.workspace, ev.session, transcript.as_deref(), now)?;
+                // Once per run: the human learns that the kernel cannot confine commands here.
+                if wants_sandbox && !confine && !b.run.sandbox_notice {
+                    b.run.sandbox_notice = true;
+                    sandbox_notice = true;
+                }
                 let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
                 let permissions = loopguard_core::permissions::PermissionStore {
                     grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
@@ -494,6 +506,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 let ctx = Context::new(&p.workspace)
                     .with_home(env.home.as_deref())
                     .with_mode(mode)
+                    .with_confinement(confine)
                     .with_protected(Some(&p.state), env.user_policy().as_deref())
                     .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
                     .with_waivers(waivers)
@@ -506,6 +519,18 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
                 let (decision, adv_note) = advisory_gate(decision, tool, input, &ev.cwd, &p.state, policy.advisories());
                 let decision = approval_gate(decision, &drift);
+                // Allowed only confined (a grant or yolo let code the analysis cannot see into
+                // through), and there is no sandbox here: it does not run.
+                let decision = if decision.verdict() == Verdict::Allow && decision.must_confine() && !confine {
+                    decision.escalate_to_deny(Reason::new(
+                        SHELL_OPAQUE_CODE,
+                        Verdict::Deny,
+                        RiskLevel::High,
+                        "This call runs code the analysis cannot see into and may run only inside loopguard's kernel sandbox, which is not in use here.",
+                    ))
+                } else {
+                    decision
+                };
                 if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                     y.record_operation(decision.yolo_approved());
                 }
@@ -574,17 +599,18 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
     // per run and model), and — for a call nothing blocks — what the advisory check could not say.
     let mut notices: Vec<String> =
         before.as_ref().and_then(crate::breaker::Before::estimate_notice).into_iter().collect();
+    if sandbox_notice {
+        notices.push(
+            "this kernel cannot confine commands (Landlock or user namespaces are unavailable), so shell calls run unconfined and only the analysis decides; code it cannot see into is not run unattended. `loopguard doctor` says what is missing.".into(),
+        );
+    }
     if decision.verdict() == Verdict::Allow {
         notices.extend(adv_note);
     }
-    let out = if decision.verdict() == Verdict::Allow
-        && tool == "Bash"
-        && policy.as_ref().is_ok_and(|p| p.exec_wrap_bash())
-    {
-        // The policy wants the kernel to enforce this call: if it cannot be wrapped, it does not run.
-        wrapped_bash(&decision, input).unwrap_or_else(|| {
-            fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox (exec.wrap_bash); denied.")
-        })
+    let out = if decision.verdict() == Verdict::Allow && tool == "Bash" && confine {
+        // The kernel enforces this call: if it cannot be wrapped, it does not run.
+        wrapped_bash(&decision, input)
+            .unwrap_or_else(|| fail(INTERNAL_ERROR, "loopguard could not wrap this Bash call in its sandbox; denied."))
     } else {
         match policy
             .as_ref()

@@ -158,7 +158,8 @@ impl Sandbox {
 
     /// Replaces sandbox paths in output with stable names for snapshots.
     pub fn scrub(&self, s: &str) -> String {
-        s.replace(self.ws.to_str().unwrap(), "[WS]")
+        s.replace(env!("CARGO_BIN_EXE_loopguard"), "[EXE]")
+            .replace(self.ws.to_str().unwrap(), "[WS]")
             .replace(self.home.to_str().unwrap(), "[HOME]")
             .replace(self.state.to_str().unwrap(), "[STATE]")
             .replace(self.root.path().to_str().unwrap(), "[ROOT]")

@@ -229,8 +229,52 @@ pub const FETCHERS: &[&str] =
     &["curl", "wget", "fetch", "http", "https", "aria2c", "lwp-request", "GET", "nc", "ncat", "netcat", "socat"];
 
 /// Interpreters that take inline code.
-const INTERPRETERS: &[&str] =
-    &["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "bun", "deno", "lua", "Rscript"];
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "perl",
+    "perl5",
+    "ruby",
+    "irb",
+    "node",
+    "nodejs",
+    "php",
+    "bun",
+    "deno",
+    "lua",
+    "luajit",
+    "Rscript",
+    "pwsh",
+    "powershell",
+    "nu",
+    "xonsh",
+    "elvish",
+    "julia",
+    "tclsh",
+    "wish",
+    "guile",
+    "racket",
+    "sbcl",
+    "groovy",
+    "scala",
+    "jshell",
+    "ts-node",
+    "tsx",
+    "osascript",
+    "raku",
+    "perl6",
+    "ghci",
+    "runghc",
+    "elixir",
+    "escript",
+    "erl",
+    "dc",
+    "R",
+    "ghc",
+];
 
 /// Whether a head is a decoder whose output could be hidden code.
 pub fn is_decoder(h: &Head) -> bool {
@@ -615,6 +659,13 @@ pub fn interpreter_code_arg(c: &Command) -> Option<usize> {
     None
 }
 
+/// The index of an interpreter's inline code (the word after `-c`, `-e`, `-r`, …), if any.
+pub fn inline_code_index(c: &Command) -> Option<usize> {
+    let flags = inline_flags(&c.program);
+    let i = c.args.iter().position(|w| takes_code(&w.text, flags))?;
+    (i + 1 < c.args.len()).then_some(i + 1)
+}
+
 /// Whether an interpreter runs its stdin (no inline code, no script file, or the file `-`).
 pub fn interpreter_reads_stdin(c: &Command) -> bool {
     match interpreter_code_arg(c) {
@@ -629,22 +680,72 @@ pub fn interpreter_reads_stdin(c: &Command) -> bool {
 fn inline_flags(p: &str) -> &'static [&'static str] {
     match p {
         "perl" => &["-e", "-E"],
-        "ruby" => &["-e"],
         "node" | "nodejs" | "bun" => &["-e", "--eval", "-p", "--print"],
         "php" => &["-r"],
-        "lua" | "Rscript" => &["-e"],
+        "lua" | "luajit" | "Rscript" | "R" | "ghc" | "julia" | "racket" | "groovy" | "scala" | "raku" | "perl6"
+        | "elixir" | "erl" | "dc" | "ruby" | "irb" | "ghci" => &["-e", "--eval"],
+        "pwsh" | "powershell" => &["-c", "-Command", "-command", "-EncodedCommand", "-enc", "-e", "-ec"],
+        "nu" | "xonsh" | "elvish" | "guile" => &["-c"],
+        "sbcl" => &["--eval"],
+        "ts-node" | "tsx" => &["-e", "--eval", "-p", "--print"],
+        "osascript" => &["-e"],
         "deno" => &["eval"],
         _ => &["-c"],
     }
 }
 
-/// `-c`, `-e`, and bundles such as perl's `-ne` / `-lpe` whose last letter takes the code.
+/// `-c`, `-e`, and bundles such as perl's `-ne` / `-lpe` whose last letter takes the code (a
+/// bundle is letters only: `-MLWP::Simple` is a module, not a bundle ending in `e`).
 fn takes_code(t: &str, flags: &[&str]) -> bool {
     flags.contains(&t)
         || (t.starts_with('-')
             && !t.starts_with("--")
             && t.len() > 2
+            && t.len() <= 6
+            && t[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && !t[1..].starts_with(['M', 'm', 'r', 'I', 'x', 'V', 'W', 'X', 'C', 'd'])
             && flags.iter().any(|f| f.len() == 2 && t.ends_with(&f[1..])))
+}
+
+/// Libraries an interpreter loads from its options before the code (`perl -MMod`, `ruby -rlib`,
+/// `node -r mod` / `--require` / `--import` / `--loader`): their names.
+pub fn interpreter_libraries(c: &Command) -> Vec<String> {
+    let mut out = Vec::new();
+    let p = c.program.as_str();
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    for (i, t) in texts.iter().enumerate() {
+        let next = texts.get(i + 1).map(|s| s.to_string());
+        match p {
+            "perl" | "perl5" => {
+                if let Some(m) = t.strip_prefix("-M").or_else(|| t.strip_prefix("-m")) {
+                    let m = m.trim_start_matches('-');
+                    let m = m.split(['=', ' ']).next().unwrap_or(m);
+                    if m.is_empty() { out.extend(next) } else { out.push(m.to_string()) }
+                }
+            }
+            "ruby" | "irb" => {
+                if *t == "-r" || *t == "--require" {
+                    out.extend(next);
+                } else if let Some(m) = t.strip_prefix("-r").filter(|m| !m.is_empty()) {
+                    out.push(m.to_string());
+                }
+            }
+            "node" | "nodejs" | "bun" | "deno" | "ts-node" | "tsx" => {
+                if matches!(*t, "-r" | "--require" | "--import" | "--loader" | "--experimental-loader") {
+                    out.extend(next);
+                } else if let Some((o, v)) = t.split_once('=')
+                    && matches!(o, "--require" | "--import" | "--loader" | "--experimental-loader")
+                {
+                    out.push(v.to_string());
+                }
+            }
+            _ => {}
+        }
+        if *t == "--" || (!t.starts_with('-') && i > 0) {
+            break;
+        }
+    }
+    out
 }
 
 /// `python -c CODE`, `perl -e CODE`, `node -e CODE`, `ruby -e CODE`, `php -r CODE`.

@@ -9,6 +9,7 @@ mod effects_git;
 mod effects_net;
 mod effects_ops;
 mod lex;
+pub mod opaque;
 mod unwrap;
 
 pub use effects::{DestructiveOperation, Effects, Target};
@@ -40,6 +41,248 @@ pub struct ShellReport {
     pub predicted_writes: Vec<PathBuf>,
     /// Some command in it reaches the network (a network tool, a fetcher, a remote target).
     pub network: bool,
+    /// Every command in it is one the analysis knows works offline (coreutils, text tools,
+    /// local git…): the sandbox may run it without the network. False for anything else
+    /// (builds and package managers fetch; unknown programs may).
+    pub offline: bool,
+}
+
+/// Programs that never need the network (for the sandbox's network default).
+const OFFLINE_PROGRAMS: &[&str] = &[
+    "",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "sed",
+    "awk",
+    "gawk",
+    "cut",
+    "sort",
+    "uniq",
+    "wc",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "test",
+    "[",
+    "[[",
+    "mkdir",
+    "rm",
+    "rmdir",
+    "cp",
+    "mv",
+    "ln",
+    "touch",
+    "chmod",
+    "find",
+    "xargs",
+    "tr",
+    "tee",
+    "diff",
+    "cmp",
+    "comm",
+    "file",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "pwd",
+    "cd",
+    "pushd",
+    "popd",
+    "date",
+    "sleep",
+    "jq",
+    "yq",
+    "less",
+    "more",
+    "column",
+    "paste",
+    "join",
+    "fold",
+    "fmt",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "base64",
+    "sha256sum",
+    "sha1sum",
+    "md5sum",
+    "cksum",
+    "tar",
+    "gzip",
+    "gunzip",
+    "zcat",
+    "bzip2",
+    "xz",
+    "unxz",
+    "zip",
+    "unzip",
+    "du",
+    "df",
+    "tree",
+    "env",
+    "printenv",
+    "export",
+    "set",
+    "unset",
+    "source",
+    ".",
+    "type",
+    "which",
+    "command",
+    "hash",
+    "history",
+    "alias",
+    "seq",
+    "expr",
+    "bc",
+    "rev",
+    "tac",
+    "split",
+    "csplit",
+    "shuf",
+    "truncate",
+    "install",
+    "patch",
+    "iconv",
+    "locale",
+    "uname",
+    "id",
+    "whoami",
+    "hostname",
+    "nproc",
+    "free",
+    "uptime",
+    "ps",
+    "kill",
+    "time",
+    "timeout",
+    "nice",
+    "wait",
+    "read",
+    "exit",
+    "return",
+    "shift",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "let",
+    "eval",
+    "exec",
+    "trap",
+    "shopt",
+    "ulimit",
+    "umask",
+    "getopts",
+    "mktemp",
+    "sync",
+    "tput",
+    "clear",
+    "stty",
+    "cargo-fmt",
+    "rustfmt",
+    "gofmt",
+    "black",
+    "isort",
+    "ruff",
+    "prettier",
+    "eslint",
+    "shellcheck",
+    "clang-format",
+];
+
+/// Programs the analysis has rules for or knows as ordinary tools: where an argv runner's
+/// command starts.
+pub(crate) fn known_program(p: &str) -> bool {
+    // Words that are common option values too are not taken as a program.
+    !matches!(p, "" | "." | "[" | "[[" | "test" | "true" | "false" | "time" | "date" | "file" | "type" | "set" | "read")
+        && OFFLINE_PROGRAMS.contains(&p)
+        || (!p.is_empty() && NETWORK_TOOLS.contains(&p))
+        || effects::FETCHERS.contains(&p)
+        || unwrap::SHELLS.contains(&p)
+        || effects::is_interpreter(p)
+        || matches!(
+            p,
+            "git"
+                | "dd"
+                | "mkfs"
+                | "shred"
+                | "chown"
+                | "rsync"
+                | "docker"
+                | "podman"
+                | "kubectl"
+                | "terraform"
+                | "make"
+                | "cargo"
+                | "npm"
+                | "node"
+                | "go"
+                | "sudo"
+                | "env"
+                | "nohup"
+                | "setsid"
+                | "xargs"
+                | "psql"
+                | "mysql"
+                | "redis-cli"
+                | "mongosh"
+                | "aws"
+                | "gcloud"
+                | "az"
+                | "helm"
+                | "pkill"
+                | "killall"
+                | "systemctl"
+                | "reboot"
+                | "shutdown"
+                | "iptables"
+                | "crontab"
+                | "at"
+                | "wipefs"
+                | "fdisk"
+                | "parted"
+                | "mount"
+                | "umount"
+                | "ln"
+                | "unlink"
+                | "sed"
+                | "perl"
+                | "python3"
+                | "python"
+        )
+}
+
+/// Whether a command needs no network: an offline program, or local git.
+fn offline_command(c: &Command) -> bool {
+    if c.program == "git" {
+        return !c.git_subcommand().is_some_and(|(sub, _)| {
+            matches!(
+                sub,
+                "fetch"
+                    | "pull"
+                    | "push"
+                    | "clone"
+                    | "ls-remote"
+                    | "submodule"
+                    | "remote"
+                    | "send-email"
+                    | "request-pull"
+                    | "archive"
+            )
+        });
+    }
+    OFFLINE_PROGRAMS.contains(&c.program.as_str())
 }
 
 /// Whether a `[[commands]]` rule matches any command of a command line.
@@ -112,7 +355,14 @@ fn analyze_at(
         findings: Vec::new(),
         required: AutonomyLevel::Observe,
         network: false,
+        aliases: Vec::new(),
+        functions: Vec::new(),
     };
+    // `env -C DIR` anywhere: relative paths in the line may be relative to DIR.
+    if cmds.iter().any(|c| c.wrappers.iter().any(|w| w == "env -C")) {
+        a.cwd_known = false;
+    }
+    a.functions = defined_functions(cmd);
     if is_fork_bomb(cmd) {
         a.findings.push(op_finding(
             DESTRUCTIVE_FORK_BOMB,
@@ -125,6 +375,7 @@ fn analyze_at(
         if depth < MAX_DEPTH {
             a.nested(&effects, rules, depth);
         }
+        a.opaque(c, rules, depth);
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
             a.findings.push(
                 Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
@@ -135,6 +386,9 @@ fn analyze_at(
             );
         }
     }
+    report.offline = !a.network
+        && cmds.iter().all(offline_command)
+        && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
     report.findings = a.findings;
     report.required = Some(a.required);
     report.predicted_writes = a.predicted;
@@ -219,6 +473,10 @@ struct Analysis<'a> {
     findings: Vec<Finding>,
     required: AutonomyLevel,
     network: bool,
+    /// Aliases defined earlier in the line (`shopt -s expand_aliases` makes later lines use them).
+    aliases: Vec<(String, String)>,
+    /// Shell functions the line defines, with their bodies when they could be read.
+    functions: Vec<(String, Option<String>)>,
 }
 
 const NETWORK_TOOLS: &[&str] = &[
@@ -276,6 +534,21 @@ impl Analysis<'_> {
     fn command(&mut self, c: &Command) -> Effects {
         if matches!(c.program.as_str(), "cd" | "pushd") {
             self.change_dir(c);
+        }
+        if c.wrappers.iter().any(|w| w == "env -C") {
+            // `env -C DIR CMD`: CMD's relative paths are relative to DIR (taken as unknown).
+            self.cwd_known = false;
+        }
+        if let Some(expanded) = self.alias_call(c) {
+            let r = analyze_at(&expanded, self.cwd(), self.ctx, &[], self.paths, 1);
+            self.absorb(r);
+        }
+        if c.program == "alias" {
+            for w in &c.args {
+                if let Some((name, value)) = w.text.split_once('=') {
+                    self.aliases.push((name.to_string(), value.to_string()));
+                }
+            }
         }
         self.redirects(c);
         if c.dynamic_program {
@@ -358,6 +631,43 @@ impl Analysis<'_> {
             ));
         }
         e
+    }
+
+    /// A call of a function the line defines, with arguments: its body is analysed with the
+    /// arguments in place of `$1`…`$9`, `$@` and `$*`; a body that cannot be found is not
+    /// understood.
+    fn function_call(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+        let (_, body) = self.functions.iter().find(|(n, _)| *n == c.program_path)?;
+        if c.args.is_empty() {
+            return None;
+        }
+        let Some(body) = body.clone() else {
+            return Some(opaque::Opaque::ev(format!(
+                "it calls `{}`, a function this command line defines, with arguments",
+                c.program
+            )));
+        };
+        let quoted: Vec<String> = c.args.iter().map(|w| sh_quote(&w.text)).collect();
+        let mut text = body
+            .replace("\"$@\"", &quoted.join(" "))
+            .replace("$@", &quoted.join(" "))
+            .replace("\"$*\"", &sh_quote(&quoted.join(" ")))
+            .replace("$*", &quoted.join(" "));
+        for (k, q) in quoted.iter().enumerate().take(9).rev() {
+            text = text.replace(&format!("\"${}\"", k + 1), q).replace(&format!("${}", k + 1), q);
+        }
+        if depth < MAX_DEPTH {
+            let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+            self.absorb(r);
+        }
+        None
+    }
+
+    /// A command whose name is an alias defined earlier in the line, expanded.
+    fn alias_call(&self, c: &Command) -> Option<String> {
+        let (_, value) = self.aliases.iter().rev().find(|(n, _)| *n == c.program_path)?;
+        let args: Vec<String> = c.args.iter().map(|w| sh_quote(&w.text)).collect();
+        Some(format!("{value} {}", args.join(" ")))
     }
 
     /// `cd DIR`: later relative paths are relative to DIR. `cd` alone goes home; `cd -` and a
@@ -620,6 +930,346 @@ impl Analysis<'_> {
         }
     }
 
+    /// Code this command runs that the analysis cannot see into (see [`opaque`]): a finding
+    /// the gate asks about, or lets run only confined.
+    fn opaque(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
+        let function_call = self.function_call(c, rules, depth);
+        let why = function_call
+            .or_else(|| self.package_runner(c))
+            .or_else(|| self.foreign_recipes(c))
+            .or_else(|| opaque::feature_exec(c, &c.assigns))
+            .or_else(|| self.code_channel(c, rules, depth));
+        if let Some(o) = why {
+            let program = if c.program.is_empty() { "the command" } else { c.program.as_str() };
+            let (code, remedy) = if o.evasive {
+                (
+                    SHELL_HIDDEN_CODE,
+                    "run the commands themselves, plainly, so the gate can read them; a human must confirm anything else.",
+                )
+            } else {
+                (
+                    SHELL_OPAQUE_CODE,
+                    "run plain commands the gate can read (a literal `bash -c '…'`, code that only computes and prints); unattended, it runs only inside loopguard's sandbox.",
+                )
+            };
+            self.findings.push(
+                Finding::new(
+                    code,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!("`{program}` runs code the analysis cannot see into: {}.", o.why),
+                )
+                .with_remedy(remedy),
+            );
+        }
+    }
+
+    /// A package runner: the workspace's own installed tool (`node_modules/.bin/NAME` exists) is
+    /// the workspace's code; anything it would download is not.
+    fn package_runner(&self, c: &Command) -> Option<opaque::Opaque> {
+        let (why, local) = opaque::package_runner(c)?;
+        let installed = local.filter(|n| !n.is_empty() && !n.contains("..")).is_some_and(|n| {
+            self.cwd()
+                .ancestors()
+                .take_while(|d| d.starts_with(self.workspace()))
+                .any(|d| d.join("node_modules/.bin").join(&n).exists())
+        });
+        Some(if installed {
+            opaque::Opaque::ws(why)
+        } else {
+            opaque::Opaque::ev(format!("{why}, and it is not installed in the workspace"))
+        })
+    }
+
+    /// Where a shell's or an interpreter's code comes from, and whether it is understood.
+    fn code_channel(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+        let p = c.program.as_str();
+        if matches!(p, "source" | ".") {
+            let w = c.args.first()?;
+            return self.script_file(w, Some(opaque::Lang::Shell), rules, depth);
+        }
+        let is_shell = unwrap::SHELLS.contains(&p);
+        if !is_shell && !effects::is_interpreter(p) {
+            return self.path_program(c, rules, depth);
+        }
+        let lang = opaque::Lang::of_program(p).unwrap_or(opaque::Lang::Other);
+        if is_shell {
+            if let Some(f) = unwrap::shell_startup_file(c) {
+                return Some(opaque::Opaque::ev(format!("it reads the startup file `{}`", f.text)));
+            }
+            if let Some(script) = unwrap::shell_script_arg(c) {
+                // The script itself was unwrapped and analysed; a script built at run time was not.
+                return (script.dynamic || script.subst.is_some())
+                    .then(|| opaque::Opaque::ev("its `-c` script is only known at run time"));
+            }
+            if c.args.iter().any(|a| {
+                a.text.len() > 1 && a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('n')
+            }) {
+                return None; // `-n`: read and check the script, run nothing.
+            }
+            return match unwrap::shell_script_file(c) {
+                Some(w) if unwrap::is_stdin_path(&w.text) => self.stdin_code(c, lang, rules, depth),
+                Some(w) => self.script_file(w, Some(lang), rules, depth),
+                None if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
+                None => self.stdin_code(c, lang, rules, depth),
+            };
+        }
+        // Interpreters. Libraries loaded from the options come first.
+        if let Some(lib) = effects::interpreter_libraries(c).into_iter().find(|l| !opaque::library_is_plain(lang, l)) {
+            return Some(opaque::Opaque::ev(format!("it loads the library `{lib}` from its options")));
+        }
+        if c.args.iter().any(|a| a.text == "-m") && effects::interpreter_code_arg(c).is_none() {
+            return None; // `python3 -m pytest`: an installed module, like running a program.
+        }
+        let inline = effects::inline_code_index(c);
+        match (inline, effects::interpreter_code_arg(c)) {
+            (Some(i), _) => {
+                let w = c.args.get(i)?;
+                if w.dynamic {
+                    return Some(opaque::Opaque::ev("its inline code is only known at run time"));
+                }
+                self.plain_code(p, lang, &w.text, "its inline code", None)
+            }
+            (None, Some(i)) => {
+                let w = c.args.get(i)?;
+                if unwrap::is_stdin_path(&w.text) {
+                    self.stdin_code(c, lang, rules, depth)
+                } else {
+                    self.script_file(w, Some(lang), rules, depth)
+                }
+            }
+            (None, None) if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
+            (None, None) => self.stdin_code(c, lang, rules, depth),
+        }
+    }
+
+    /// Interpreter code checked by the positive rule; its literal reads are checked as reads.
+    /// Code that did not come as inline code (stdin, a script file) also has its shell-outs
+    /// analysed here, as inline code's are by [`Self::nested`].
+    fn plain_code(
+        &mut self,
+        program: &str,
+        lang: opaque::Lang,
+        code: &str,
+        what: &str,
+        shell_outs: Option<(&[CommandRule], usize)>,
+    ) -> Option<opaque::Opaque> {
+        if let Some((rules, depth)) = shell_outs.filter(|(_, d)| *d < MAX_DEPTH) {
+            for script in inline_shell_commands(code) {
+                let r = analyze_at(&script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                self.absorb(r);
+            }
+        }
+        match opaque::check_code(lang, code) {
+            Ok(paths) => {
+                for (p, write) in paths {
+                    if write {
+                        let found = self.paths.check_resolved(
+                            &p,
+                            self.resolve_here(&p),
+                            &format!("`{program}` writes"),
+                            Access::Write,
+                        );
+                        self.findings.extend(found);
+                    } else {
+                        self.read(program, &p, false);
+                    }
+                }
+                None
+            }
+            Err(o) => {
+                // Literal write targets are checked even when the code is not understood.
+                for p in opaque::literal_writes(code) {
+                    let found = self.paths.check_resolved(
+                        &p,
+                        self.resolve_here(&p),
+                        &format!("`{program}` writes"),
+                        Access::Write,
+                    );
+                    self.findings.extend(found);
+                }
+                Some(opaque::Opaque { why: format!("{what} is not plain computation ({})", o.why), ..o })
+            }
+        }
+    }
+
+    /// Code a shell or interpreter reads from stdin: a heredoc or here-string and `echo`/`printf`
+    /// of literal text are read; anything else piped or redirected in is not.
+    fn stdin_code(
+        &mut self,
+        c: &Command,
+        lang: opaque::Lang,
+        rules: &[CommandRule],
+        depth: usize,
+    ) -> Option<opaque::Opaque> {
+        let text = match (&c.stdin_text, c.stdin_from.first()) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(h)) => match opaque::literal_text(h) {
+                Some(t) => Some(t),
+                None => return Some(opaque::Opaque::ev(format!("its code arrives on stdin from `{}`", h.program))),
+            },
+            (None, None) => None,
+        };
+        if let Some(text) = text {
+            if lang == opaque::Lang::Shell {
+                // A heredoc was already unwrapped; literal piped text is analysed here.
+                if c.stdin_text.is_none() && depth < MAX_DEPTH {
+                    let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                    self.absorb(r);
+                }
+                return None;
+            }
+            return self.plain_code(&c.program, lang, &text, "the code on its stdin", Some((rules, depth)));
+        }
+        if let Some(r) = c.redirects.iter().rev().find(|r| r.kind == RedirectKind::Read) {
+            return self.script_file(&r.target, Some(lang), rules, depth);
+        }
+        None
+    }
+
+    /// Build tools reading their recipes from outside the workspace (`make -C /tmp/x`, `make -f
+    /// /tmp/evil.mk`, `ninja -f …`, `cmake -P …`, `just -f …`): someone else's code.
+    fn foreign_recipes(&self, c: &Command) -> Option<opaque::Opaque> {
+        let opts: &[&str] = match c.program.as_str() {
+            "make" | "gmake" | "bmake" => &["-C", "--directory", "-f", "--file", "--makefile", "-I", "--include-dir"],
+            "ninja" | "samu" => &["-C", "-f"],
+            "cmake" => &["-P", "-C", "-S", "-B"],
+            "just" => &["-f", "--justfile", "-d", "--working-directory"],
+            "rake" => &["-f", "--rakefile", "-C", "--directory"],
+            "meson" | "scons" | "bazel" | "gradle" | "mvn" => &["-C", "-f", "--file", "-p", "--project-dir"],
+            _ => return None,
+        };
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        for (i, t) in texts.iter().enumerate() {
+            let value = if opts.contains(t) {
+                texts.get(i + 1).copied()
+            } else {
+                opts.iter().find_map(|o| {
+                    t.strip_prefix(&format!("{o}="))
+                        .or_else(|| (o.len() == 2).then(|| t.strip_prefix(o)).flatten().filter(|v| !v.is_empty()))
+                })
+            };
+            let Some(v) = value else { continue };
+            let outside = match resolve_under(self.cwd(), Path::new(v)) {
+                Ok(p) => !p.starts_with(self.workspace()),
+                Err(_) => true,
+            };
+            if outside || c.args.get(i + 1).is_some_and(|w| w.dynamic) {
+                return Some(opaque::Opaque::ev(format!(
+                    "`{}` reads its recipes from `{v}`, outside the workspace",
+                    c.program
+                )));
+            }
+        }
+        None
+    }
+
+    /// A program run by path (`./x`, `scripts/x`, `/tmp/x`): outside the system's program
+    /// directories it is a script (or a build output) of the workspace or worse.
+    fn path_program(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+        if !c.program_path.contains('/') {
+            return None;
+        }
+        const SYSTEM: &[&str] = &["/usr/", "/bin/", "/sbin/", "/lib", "/opt/", "/nix/", "/snap/", "/etc/"];
+        if SYSTEM.iter().any(|d| c.program_path.starts_with(d)) {
+            return None;
+        }
+        let w = Word { text: c.program_path.clone(), dynamic: c.dynamic_program, quoted: false, subst: None };
+        self.script_file(&w, None, rules, depth)
+    }
+
+    /// A script file run by a shell, an interpreter, `source` or by path: read and analysed as
+    /// what it is when it lies in the workspace, is small and was not written earlier in this
+    /// command line; anything else is not understood.
+    fn script_file(
+        &mut self,
+        w: &Word,
+        lang: Option<opaque::Lang>,
+        rules: &[CommandRule],
+        depth: usize,
+    ) -> Option<opaque::Opaque> {
+        const MAX_SCRIPT: u64 = 64 * 1024;
+        let name = &w.text;
+        if w.dynamic {
+            return Some(opaque::Opaque::ev(format!("it runs `{name}`, a script only known at run time")));
+        }
+        if self.unknown_base(name) {
+            return Some(opaque::Opaque::ev(format!(
+                "it runs `{name}`, relative to a directory only known at run time"
+            )));
+        }
+        let Ok(path) = self.resolve_here(name) else {
+            return Some(opaque::Opaque::ev(format!("the script `{name}` cannot be resolved")));
+        };
+        if self.predicted.contains(&path) || self.fetched.contains(&path) {
+            return Some(opaque::Opaque::ev(format!("it runs `{name}`, written earlier in this command line")));
+        }
+        if path.starts_with("/dev/") || path.starts_with("/proc/") {
+            return Some(opaque::Opaque::ev(format!("it runs `{name}`, which is not a file the analysis can read")));
+        }
+        if !path.starts_with(self.workspace()) {
+            return Some(opaque::Opaque::ev(format!("it runs `{name}`, a script outside the workspace")));
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_SCRIPT => {}
+            Ok(m) if m.is_file() => {
+                return Some(opaque::Opaque::ws(format!(
+                    "the script `{name}` is larger than {} KiB",
+                    MAX_SCRIPT / 1024
+                )));
+            }
+            Ok(_) => return Some(opaque::Opaque::ev(format!("`{name}` is not a file"))),
+            // Missing now: something in this command line (an archive, a checkout) may create it.
+            Err(_) => return Some(opaque::Opaque::ev(format!("the script `{name}` does not exist or cannot be read"))),
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Some(opaque::Opaque::ws(format!("the script `{name}` cannot be read")));
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            return Some(opaque::Opaque::ws(format!("`{name}` is a compiled program, which the analysis cannot read")));
+        };
+        if text.contains('\0') {
+            return Some(opaque::Opaque::ws(format!("`{name}` is a compiled program, which the analysis cannot read")));
+        }
+        let lang = match lang {
+            Some(l) => l,
+            // Run by path: the `#!` line decides; without one the kernel's caller runs it with sh.
+            None => opaque::Lang::of_shebang(&text).unwrap_or(opaque::Lang::Shell),
+        };
+        if lang == opaque::Lang::Other {
+            return Some(opaque::Opaque::ws(format!(
+                "the script `{name}` is in a language the analysis does not read"
+            )));
+        }
+        if lang != opaque::Lang::Shell {
+            return self.plain_code(name, lang, &text, &format!("the script `{name}`"), Some((rules, depth)));
+        }
+        if depth >= MAX_DEPTH {
+            return Some(opaque::Opaque::ev(format!("the script `{name}` nests too deeply")));
+        }
+        let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+        // Denies stand; what would be asked about inside a script is not understood as a whole.
+        let asks: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| f.verdict == Verdict::Ask)
+            .map(|f| f.message.trim_end_matches('.').to_string())
+            .collect();
+        let mut r = r;
+        r.findings.retain(|f| f.verdict != Verdict::Ask);
+        self.absorb(r);
+        asks.first()
+            .map(|m| opaque::Opaque::ws(format!("the script `{name}` does what the analysis would ask about ({m})")))
+    }
+
+    /// Merges a nested analysis into this one.
+    fn absorb(&mut self, r: ShellReport) {
+        self.network |= r.network;
+        self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
+        self.predicted.extend(r.predicted_writes);
+        self.findings.extend(r.findings);
+    }
+
     fn remote_code(&mut self, p: &str, how: &str) {
         self.findings.push(op_finding(
             SHELL_REMOTE_CODE,
@@ -657,6 +1307,18 @@ impl Analysis<'_> {
 pub fn inline_shell_commands(code: &str) -> Vec<String> {
     const EXEC: &[&str] = &[
         "system(",
+        "getoutput(",
+        "getstatusoutput(",
+        "execvp(",
+        "execlp(",
+        "execl(",
+        "execv(",
+        "spawnlp(",
+        "spawnvp(",
+        "execFileSync(",
+        "execFile(",
+        "proc_open(",
+        "pcntl_exec(",
         "os.system(",
         "subprocess.run(",
         "subprocess.call(",
@@ -714,9 +1376,11 @@ pub fn inline_shell_commands(code: &str) -> Vec<String> {
                         None => sh_quote(first),
                     };
                     out.push(format!("rm -rf -- {quoted}"));
-                } else if args.trim_start().starts_with('[') {
-                    // An argv list: ["rm", "-rf", "/"].
-                    out.push(literals.iter().map(|l| sh_quote(l)).collect::<Vec<_>>().join(" "));
+                } else if args.trim_start().starts_with('[') || literals.len() > 1 {
+                    // An argv list: ["rm", "-rf", "/"]; exec*p("sh", ["sh", "-c", …]) names the
+                    // program, then repeats it as argv[0].
+                    let skip = usize::from(literals.len() > 1 && literals.first() == literals.get(1));
+                    out.push(literals.iter().skip(skip).map(|l| sh_quote(l)).collect::<Vec<_>>().join(" "));
                 } else {
                     out.push(first.clone());
                 }
@@ -771,6 +1435,63 @@ fn string_literals(args: &str) -> Vec<String> {
 
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The shell functions a command line defines (`f() { …; }`, `function f { …; }`), with their
+/// bodies when the braces can be matched.
+fn defined_functions(cmd: &str) -> Vec<(String, Option<String>)> {
+    let body_at = |from: usize| -> Option<String> {
+        let rest = cmd.get(from..)?;
+        let open = rest.find('{')?;
+        if !rest[..open].trim().is_empty() && rest[..open].trim() != "()" {
+            return None;
+        }
+        let mut depth = 0usize;
+        for (i, ch) in rest[open..].char_indices() {
+            match ch {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(rest[open + 1..open + i].to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    };
+    let mut out = Vec::new();
+    if !cmd.contains("()") && !cmd.contains("function") {
+        return out;
+    }
+    let b = cmd.as_bytes();
+    for (at, _) in cmd.match_indices("()") {
+        let name: String = cmd[..at]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !name.is_empty() && cmd[at + 2..].trim_start().starts_with(['{', '(']) {
+            out.push((name, body_at(at + 2)));
+        }
+    }
+    for (at, _) in cmd.match_indices("function ") {
+        if at == 0 || !b[at - 1].is_ascii_alphanumeric() {
+            let after = cmd[at + 9..].trim_start();
+            let name: String =
+                after.chars().take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')).collect();
+            if !name.is_empty() {
+                let from = cmd.len() - after.len() + name.len();
+                out.push((name, body_at(from)));
+            }
+        }
+    }
+    out
 }
 
 /// `:(){ :|:& };:` and the same with any name.

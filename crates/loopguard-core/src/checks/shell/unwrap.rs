@@ -38,6 +38,9 @@ pub struct Command {
     pub arg_sources: Vec<Vec<Head>>,
     /// Text fed to its stdin by a heredoc or here-string, if any.
     pub stdin_text: Option<String>,
+    /// Environment assignments in force for it: `NAME=value` prefixes and `env NAME=value`
+    /// (as written, quotes removed).
+    pub assigns: Vec<String>,
 }
 
 impl Command {
@@ -113,9 +116,163 @@ fn is_assignment(w: &Word) -> bool {
 }
 
 /// Shells: `-c` takes a script string; with no script operand they read stdin.
-pub const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"];
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh", "oksh", "loksh", "osh",
+    "rbash", "pdksh", "ksh93",
+];
 
-/// Skips a wrapper's options. `with_value` lists the options that take a separate value.
+/// Programs that run the rest of their arguments as a command after options of their own
+/// (`taskset -c 0 CMD…`, `op run -- CMD…`): the command starts after `--` if there is one, else
+/// at the first word that names a program the analysis knows.
+const ARGV_RUNNERS: &[&str] = &[
+    "chrt",
+    "taskset",
+    "fakeroot",
+    "strace",
+    "ltrace",
+    "valgrind",
+    "perf",
+    "systemd-inhibit",
+    "numactl",
+    "prlimit",
+    "eatmydata",
+    "direnv",
+    "op",
+    "aws-vault",
+    "xvfb-run",
+    "cpulimit",
+    "flatpak-spawn",
+    "dbus-run-session",
+    "ssh-agent",
+    "ip",
+    "chronic",
+    "tsp",
+    "dtach",
+    "gnome-terminal",
+    "konsole",
+    "toolbox",
+    "distrobox",
+    "schroot",
+    "firejail",
+    "bwrap",
+    "proot",
+    "setpriv",
+    "cgexec",
+    "faketime",
+    "caffeinate",
+    "poetry",
+    "pipenv",
+    "uv",
+    "bundle",
+    "pdm",
+    "hatch",
+    "conda",
+    "mamba",
+    "micromamba",
+    "mise",
+    "asdf",
+    "rtx",
+    "devbox",
+    "dotenv",
+    "env-cmd",
+    "cross-env",
+    "with-contenv",
+    "s6-setuidgid",
+    "chpst",
+    "setuidgid",
+    "sem",
+    "ts",
+    "pkexec",
+    "run0",
+    "machinectl",
+    "systemd-run",
+    "gdb",
+    "lldb",
+    "heaptrack",
+    "rr",
+    "torify",
+    "tsocks",
+    "nocache",
+    "trickle",
+    "unbuffer",
+    "script",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "npx",
+    "bunx",
+    "pnpx",
+    "uvx",
+    "pipx",
+    "sg",
+    "newgrp",
+    "su",
+    "watchexec",
+    "expect",
+    "stdbuf",
+    "time",
+    "hyperfine",
+    "entr",
+    "nodemon",
+    "xterm",
+    "urxvt",
+    "alacritty",
+    "kitty",
+    "wezterm",
+    "tilix",
+    "terminator",
+    "st",
+    "foot",
+    "sakura",
+];
+
+/// Programs that take whole shell command strings as arguments (`hyperfine 'CMD'`, `entr -s
+/// 'CMD'`, `nodemon --exec 'CMD'`, `pueue add -- 'CMD'`, `xterm -e 'CMD'`, `parallel ::: 'CMD'`):
+/// each such string is analysed as a script.
+const STRING_RUNNERS: &[&str] = &[
+    "hyperfine",
+    "entr",
+    "nodemon",
+    "pueue",
+    "xterm",
+    "watchexec",
+    "parallel",
+    "sem",
+    "tmux",
+    "screen",
+    "cargo",
+    "sg",
+    "ts",
+    "tsp",
+    "concurrently",
+    "npm-run-all",
+    "run-p",
+    "run-s",
+    "foreman",
+    "honcho",
+    "overmind",
+    "just",
+];
+
+/// Programs whose arguments are data, never commands (no nested command is looked for in them).
+const DATA_PROGRAMS: &[&str] = &[
+    "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "man", "which", "type", "whatis", "apropos",
+    "help", "test", "[", "[[", "alias", "find", "xargs", "ssh", "scp", "sftp", "mosh", "declare", "export", "local",
+    "readonly", "typeset", "unset", "jq", "yq", "sed", "awk", "gawk", "tee", "cat", "less", "more", "head", "tail",
+    "wc", "sort", "cut", "tr", "diff", "touch", "mkdir", "ls", "stat", "file", "basename", "dirname", "realpath",
+    "readlink", "command", "hash", "complete", "compgen", "read", "history", "fc",
+];
+
+/// Whether a word names a shell or an interpreter.
+fn is_code_program(t: &str) -> bool {
+    let b = basename(t);
+    SHELLS.contains(&b) || super::effects::is_interpreter(b)
+}
+
+/// Skips a wrapper's options. `with_value` lists the options that take a value: as the next
+/// word (`-u root`), attached (`-uroot`, `--user=root`), or as the last letter of a cluster of
+/// short options (`-Eu root`).
 fn skip_options(words: &[Word], mut i: usize, with_value: &[&str]) -> usize {
     while let Some(w) = words.get(i) {
         let t = w.text.as_str();
@@ -125,7 +282,21 @@ fn skip_options(words: &[Word], mut i: usize, with_value: &[&str]) -> usize {
         if !t.starts_with('-') || t == "-" {
             break;
         }
-        i += if with_value.contains(&t) { 2 } else { 1 };
+        if with_value.contains(&t) {
+            i += 2;
+            continue;
+        }
+        if !t.starts_with("--") {
+            // A cluster: the first letter that takes a value takes the rest of the word, or the
+            // next word when it is the last letter.
+            let letters: Vec<char> = t[1..].chars().collect();
+            let valued = letters.iter().position(|c| with_value.contains(&format!("-{c}").as_str()));
+            if valued == Some(letters.len() - 1) {
+                i += 2;
+                continue;
+            }
+        }
+        i += 1;
     }
     i
 }
@@ -145,16 +316,57 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
     let prog = basename(w(i)?);
     Some(match prog {
         "sudo" | "doas" => {
-            let j = skip_options(words, i + 1, &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"]);
+            let j = skip_options(
+                words,
+                i + 1,
+                &[
+                    "-u",
+                    "-g",
+                    "-h",
+                    "-p",
+                    "-C",
+                    "-D",
+                    "-r",
+                    "-t",
+                    "-U",
+                    "-T",
+                    "-R",
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--chdir",
+                    "--chroot",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--close-from",
+                ],
+            );
             Wrap::At(j)
         }
         "env" => {
             if let Some(k) = (i + 1..words.len()).find(|&k| w(k) == Some("-S") || w(k) == Some("--split-string")) {
                 return Some(Wrap::Script(k + 1));
             }
-            let mut j = skip_options(words, i + 1, &["-u", "--unset", "-C", "--chdir"]);
-            while words.get(j).is_some_and(is_assignment) {
-                j += 1;
+            let mut j = i + 1;
+            loop {
+                let k = skip_options(words, j, &["-u", "--unset", "-C", "--chdir", "-P", "--default-signal"]);
+                // `env -` empties the environment (like -i); assignments follow.
+                let k = if w(k) == Some("-") { k + 1 } else { k };
+                // env takes anything with `=` before the program as an assignment.
+                let mut m = k;
+                while words
+                    .get(m)
+                    .is_some_and(|w| w.text.split_once('=').is_some_and(|(n, _)| !n.is_empty() && !n.contains('/')))
+                {
+                    m += 1;
+                }
+                if m == j {
+                    break;
+                }
+                j = m;
             }
             Wrap::At(j)
         }
@@ -178,6 +390,13 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
         }
         "runuser" => Wrap::At(skip_options(words, i + 1, &["-u", "-g", "-G", "--user", "--group"])),
         "busybox" => Wrap::At(i + 1),
+        "parallel"
+            if words.iter().skip(i + 1).any(|w| w.text.starts_with(":::"))
+                || skip_options(words, i + 1, &["-j", "-n", "-N", "-a", "--arg-file", "-d", "-S", "--sshlogin"])
+                    >= words.len() =>
+        {
+            return None;
+        }
         "xargs" | "parallel" => Wrap::At(skip_options(
             words,
             i + 1,
@@ -240,7 +459,7 @@ pub fn commands(segments: &[Segment], home: Option<&str>) -> Result<Vec<Command>
 fn head(seg: &Segment) -> Option<Head> {
     let words = &seg.words;
     let mut i = 0;
-    while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
+    while words.get(i).is_some_and(is_assignment) {
         i += 1;
     }
     let mut last_wrapper = None;
@@ -318,17 +537,40 @@ fn unwrap_segment(
             redirects: seg.redirects.clone(),
             stdin_from: stdin_from.clone(),
             stdin_text: stdin_text.clone(),
+            assigns: Vec::new(),
         }
     };
+    // Assignments before the program, and those a wrapper (`env A=1 …`) consumed.
+    let assigns_before = |end: usize| -> Vec<String> {
+        words
+            .get(..end)
+            .unwrap_or_default()
+            .iter()
+            .filter(|w| {
+                w.text.split_once('=').is_some_and(|(n, _)| !n.is_empty() && !n.contains('/') && !n.starts_with('-'))
+            })
+            .map(|w| w.text.clone())
+            .collect()
+    };
+    // `NAME=value` (also `NAME='v a l'`: quotes in the value keep it an assignment; a quoted
+    // name would make it a program name, which is taken as an assignment too — the stricter
+    // reading, since what follows is then analysed as the program).
     let mut i = 0;
-    while words.get(i).is_some_and(|w| !w.quoted && is_assignment(w)) {
+    while words.get(i).is_some_and(is_assignment) {
         i += 1;
     }
     let mut wrappers = Vec::new();
     for _ in 0..MAX_DEPTH {
         match wrapper(words, i) {
             Some(Wrap::At(j)) => {
-                wrappers.push(basename(&words[i].text).to_string());
+                let name = basename(&words[i].text).to_string();
+                let chdir = name == "env"
+                    && words.get(i + 1..j).unwrap_or_default().iter().any(|w| {
+                        w.text == "-C"
+                            || w.text.starts_with("--chdir")
+                            || (w.text.starts_with("-C") && w.text.len() > 2)
+                    });
+                wrappers.push(if chdir { "env -C".to_string() } else { name });
                 i = j;
             }
             Some(Wrap::Script(j)) => {
@@ -336,7 +578,9 @@ fn unwrap_segment(
                 let script: Vec<&str> = words.get(j..).unwrap_or_default().iter().map(|w| w.text.as_str()).collect();
                 run_script(&script.join(" "), home, depth, out)?;
                 wrappers.push(basename(&prog).to_string());
-                out.push(make(&prog, words.get(i + 1..).unwrap_or_default(), words[i].dynamic, wrappers));
+                let mut cmd = make(&prog, words.get(i + 1..).unwrap_or_default(), words[i].dynamic, wrappers);
+                cmd.assigns = assigns_before(i);
+                out.push(cmd);
                 return Ok(());
             }
             Some(Wrap::Nothing) => {
@@ -348,11 +592,15 @@ fn unwrap_segment(
         }
     }
     let Some(w) = words.get(i) else {
-        // No program (only assignments or redirections): its redirections still act.
-        out.push(make("", &[], false, wrappers));
+        // No program (only assignments or redirections): its redirections still act, and its
+        // assignments stay in force for the rest of the shell.
+        let mut cmd = make("", &[], false, wrappers);
+        cmd.assigns = assigns_before(i);
+        out.push(cmd);
         return Ok(());
     };
-    let cmd = make(&w.text, &words[i + 1..], w.dynamic, wrappers);
+    let mut cmd = make(&w.text, &words[i + 1..], w.dynamic, wrappers);
+    cmd.assigns = assigns_before(i);
     nested(&cmd, home, depth, out)?;
     out.push(cmd);
     Ok(())
@@ -391,37 +639,175 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     if program == "find" {
         return find_exec(cmd, home, depth, out);
     }
+    if program == "trap" {
+        // `trap 'CMD' SIGNAL…`: CMD runs when the signal (or EXIT) comes.
+        if let Some(action) = cmd.args.iter().find(|a| !a.text.starts_with('-')).filter(|_| cmd.args.len() >= 2) {
+            return run_script(&action.text, home, depth, out);
+        }
+    }
+    if STRING_RUNNERS.contains(&program) {
+        string_scripts(cmd, home, depth, out)?;
+    }
+    if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || super::effects::is_interpreter(program) {
+        return Ok(());
+    }
+    // A command inside the arguments: after `--` or at the first known program for the programs
+    // that run their argv, and — for any other program — wherever a shell or interpreter is named
+    // with its code (`anything … sh -c 'CMD'`). Analysed as what runs; too much is only stricter.
+    let start = if ARGV_RUNNERS.contains(&program) {
+        cmd.args.iter().position(|a| a.text == "--").map(|k| k + 1).or_else(|| {
+            cmd.args.iter().position(|a| is_code_program(&a.text) || super::known_program(basename(&a.text)))
+        })
+    } else {
+        cmd.args.iter().enumerate().find_map(|(k, a)| {
+            let next = cmd.args.get(k + 1).map(|n| n.text.as_str()).unwrap_or("");
+            (is_code_program(&a.text) && (next.starts_with('-') || next.is_empty() || next == "<<<")).then_some(k)
+        })
+    };
+    if let Some(k) = start.filter(|k| *k < cmd.args.len()) {
+        let seg = Segment { words: cmd.args[k..].to_vec(), redirects: cmd.redirects.clone(), ..Segment::default() };
+        let mut inner = Vec::new();
+        unwrap_segment(&[seg], 0, home, depth + 1, &mut inner)?;
+        for mut c in inner {
+            c.wrappers.insert(0, program.to_string());
+            if c.stdin_from.is_empty() {
+                c.stdin_from = cmd.stdin_from.clone();
+            }
+            if c.stdin_text.is_none() {
+                c.stdin_text = cmd.stdin_text.clone();
+            }
+            out.push(c);
+        }
+    }
     Ok(())
 }
 
-/// The `-c` script of a shell command line, if it has one.
+/// The command strings a string runner takes, each run as a script.
+fn string_scripts(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
+    let texts: Vec<&str> = cmd.args.iter().map(|w| w.text.as_str()).collect();
+    let program = cmd.program.as_str();
+    let mut scripts: Vec<&str> = Vec::new();
+    let value_of = |opts: &[&str]| -> Vec<&str> {
+        let mut v = Vec::new();
+        for (k, t) in texts.iter().enumerate() {
+            if opts.contains(t) {
+                v.extend(texts.get(k + 1).copied());
+            } else if let Some((o, val)) = t.split_once('=')
+                && opts.contains(&o)
+            {
+                v.push(val);
+            }
+        }
+        v
+    };
+    match program {
+        "hyperfine" => {
+            scripts.extend(value_of(&["-p", "--prepare", "-s", "--setup", "-c", "--cleanup", "--conclude"]));
+            scripts.extend(texts.iter().filter(|t| !t.starts_with('-')));
+        }
+        "entr" => scripts.extend(value_of(&["-s"])),
+        "nodemon" => scripts.extend(value_of(&["-x", "--exec"])),
+        "pueue" if texts.first() == Some(&"add") => {
+            scripts.extend(texts.iter().skip(1).filter(|t| !t.starts_with('-')))
+        }
+        "xterm" => scripts.extend(value_of(&["-e"])),
+        "watchexec" => scripts.extend(
+            value_of(&["-s", "--shell", "--", "-r"])
+                .into_iter()
+                .chain(texts.iter().filter(|t| t.contains(' ')).copied()),
+        ),
+        "parallel" | "sem" => {
+            if let Some(k) = texts.iter().position(|t| matches!(*t, ":::" | "::::" | ":::+")) {
+                scripts.extend(texts[k + 1..].iter().filter(|t| !t.starts_with(":::")));
+            }
+            scripts.extend(texts.iter().filter(|t| t.contains(' ') && !t.starts_with('-')));
+        }
+        "tmux" | "screen" => scripts.extend(texts.iter().filter(|t| t.contains(' ') || t.contains(';'))),
+        "cargo" if texts.first() == Some(&"watch") => scripts.extend(value_of(&["-s", "--shell"])),
+        _ => scripts.extend(texts.iter().filter(|t| t.contains(' ') && !t.starts_with('-'))),
+    }
+    for s in scripts.into_iter().take(16) {
+        run_script(s, home, depth, out)?;
+    }
+    Ok(())
+}
+
+/// Shell options that take a separate value.
+const SHELL_VALUE_OPTIONS: &[&str] = &["-O", "+O", "-o", "+o", "--rcfile", "--init-file"];
+
+/// The `-c` script of a shell command line, if it has one. Options may come before and after
+/// `-c` (`bash -O extglob -c …`, `sh -c -- …`); the script is the first operand.
 pub fn shell_script_arg(cmd: &Command) -> Option<&Word> {
     let mut c_flag = false;
-    for a in &cmd.args {
+    let mut i = 0;
+    while let Some(a) = cmd.args.get(i) {
         let t = a.text.as_str();
-        if c_flag {
-            return Some(a);
+        if t == "--" {
+            return if c_flag { cmd.args.get(i + 1) } else { None };
         }
-        if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
-            c_flag = true;
-        } else if !t.starts_with('-') && !t.starts_with('+') {
-            return None;
+        if SHELL_VALUE_OPTIONS.contains(&t) {
+            i += 2;
+            continue;
         }
+        if t.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
+            if t.starts_with('-') && t[1..].contains('c') {
+                c_flag = true;
+            }
+            i += 1;
+            continue;
+        }
+        return if c_flag { Some(a) } else { None };
     }
     None
 }
 
-/// Whether a shell runs what arrives on stdin (no `-c`, no script file).
+/// Whether a shell runs what arrives on stdin (no `-c`, no script file or the file is stdin
+/// itself, or `-s`).
 pub fn shell_reads_stdin(cmd: &Command) -> bool {
-    shell_script_arg(cmd).is_none() && shell_script_file(cmd).is_none()
+    shell_script_arg(cmd).is_none() && shell_script_file(cmd).is_none_or(|w| is_stdin_path(&w.text))
 }
 
-/// The script file a shell runs, if any (the first operand when there is no `-c`).
+/// `-`, `/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`: the process's stdin as a file.
+pub fn is_stdin_path(t: &str) -> bool {
+    matches!(t, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// The script file a shell runs, if any (the first operand when there is no `-c` or `-s`).
 pub fn shell_script_file(cmd: &Command) -> Option<&Word> {
-    if cmd.args.iter().any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('c')) {
-        return None;
+    let mut i = 0;
+    while let Some(a) = cmd.args.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
+            return cmd.args.get(i + 1);
+        }
+        if SHELL_VALUE_OPTIONS.contains(&t) {
+            i += 2;
+            continue;
+        }
+        if t.starts_with("--") {
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
+            if t.starts_with('-') && (t[1..].contains('c') || t[1..].contains('s')) {
+                return None;
+            }
+            i += 1;
+            continue;
+        }
+        return Some(a);
     }
-    cmd.args.iter().find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'))
+    None
+}
+
+/// Whether a shell reads a startup file named on its command line (`--rcfile`, `--init-file`).
+pub fn shell_startup_file(cmd: &Command) -> Option<&Word> {
+    let i = cmd.args.iter().position(|a| a.text == "--rcfile" || a.text == "--init-file")?;
+    cmd.args.get(i + 1)
 }
 
 /// `find ROOTS … -exec|-execdir|-ok|-okdir CMD … {} ;|+`: CMD runs on every path found under the
@@ -453,13 +839,14 @@ fn find_exec(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Comm
                         program: basename(&first.text).to_string(),
                         program_path: first.text.clone(),
                         args: args.clone(),
-                        dynamic_program: first.dynamic,
+                        dynamic_program: first.dynamic || first.text.contains("{}"),
                         dynamic_operands: false,
                         wrappers: cmd.wrappers.iter().cloned().chain(std::iter::once("find".to_string())).collect(),
                         redirects: Vec::new(),
                         stdin_from: Vec::new(),
                         arg_sources: vec![Vec::new(); args.len()],
                         stdin_text: None,
+                        assigns: Vec::new(),
                     };
                     // The nested command may itself be a wrapper or a shell.
                     let seg = Segment { words: inner.to_vec(), ..Segment::default() };
