@@ -314,7 +314,9 @@ fn bash_runs_in_the_kernel_sandbox_with_wrap_bash(claude: &Claude) {
     // Outside the workspace and outside /tmp (which the sandbox lets commands write).
     let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let outside = outside_dir.path().join("escaped.txt");
-    let sneaky = format!("python3 -c \"open('{}','w').write('x')\"", outside.display());
+    // A copy through a library the analysis does not follow (a literal `open(…, 'w')` it would
+    // see and deny): allowed only confined, and the kernel refuses the write.
+    let sneaky = format!("python3 -c \"import shutil; shutil.copyfile('/etc/hostname', '{}')\"", outside.display());
     let run = run_claude(
         &sb,
         claude,

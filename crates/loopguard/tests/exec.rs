@@ -162,11 +162,14 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = false\n").unwrap();
     assert!(hook(&p, "echo hi").is_null());
     std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = true\n").unwrap();
-    // Python writing through open() is code the analysis does not follow: unattended, it is
+    // Python copying through a library is code the analysis does not follow: unattended, it is
     // allowed only inside the sandbox, where the kernel refuses the write outside. Python may
     // reach the network, so the sandbox keeps it.
     let outside = p.outside.join("escaped.txt");
-    let cmd = format!("python3 -c \"open('{}','w').write('x')\"; echo written > inside.txt", outside.display());
+    let cmd = format!(
+        "python3 -c \"import shutil; shutil.copyfile('/etc/hostname', '{}')\"; echo written > inside.txt",
+        outside.display()
+    );
     let v = hook(&p, &cmd);
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "allow", "{v}");
