@@ -16,6 +16,19 @@ for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
     npm install --silent --no-audit --no-fund --prefix "$tools" "@anthropic-ai/claude-code@$version" >&2
   fi
 done
+# Build tools the sandbox tests build with (crates/loopguard/tests/sandbox_builds.rs): pytest from
+# PyPI and Go from Debian's packages, both unpacked into target/e2e-tools (no root needed).
+if ! PYTHONPATH=target/e2e-tools/py python3 -m pytest --version >/dev/null 2>&1; then
+  echo "installing pytest into target/e2e-tools/py" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --target target/e2e-tools/py pytest >&2
+fi
+if ! target/e2e-tools/go/usr/lib/go-1.19/bin/go version >/dev/null 2>&1; then
+  echo "unpacking Go 1.19 (Debian golang-1.19-go, golang-1.19-src) into target/e2e-tools/go" >&2
+  mkdir -p target/e2e-tools/go-debs target/e2e-tools/go
+  (cd target/e2e-tools/go-debs && apt-get download golang-1.19-go golang-1.19-src >&2) \
+    || { echo "scripts/test.sh: cannot download Go from Debian (run apt-get update first)" >&2; exit 1; }
+  for deb in target/e2e-tools/go-debs/*.deb; do dpkg -x "$deb" target/e2e-tools/go; done
+fi
 for tool in unshare ip python3 timeout git; do
   command -v "$tool" >/dev/null || { echo "scripts/test.sh: '$tool' is required by the tests" >&2; exit 1; }
 done

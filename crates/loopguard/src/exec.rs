@@ -218,10 +218,36 @@ impl Mounts {
     }
 }
 
-/// The caches a build may write (those that exist).
+/// Environment variables that move a package manager's cache: their directories are writable
+/// too (`CARGO_HOME`'s registry and git checkouts, not its credentials or binaries).
+const CACHE_VARS: &[(&str, &[&str])] = &[
+    ("CARGO_HOME", &["registry", "git", ".package-cache"]),
+    ("GOMODCACHE", &[""]),
+    ("GOCACHE", &[""]),
+    ("GOPATH", &["pkg/mod"]),
+    ("npm_config_cache", &[""]),
+    ("NPM_CONFIG_CACHE", &[""]),
+    ("PIP_CACHE_DIR", &[""]),
+    ("UV_CACHE_DIR", &[""]),
+    ("XDG_CACHE_HOME", &[""]),
+    ("YARN_CACHE_FOLDER", &[""]),
+    ("PNPM_HOME", &["store"]),
+    ("GRADLE_USER_HOME", &["caches", "wrapper"]),
+];
+
+/// The caches a build may write (those that exist): under the home directory, and where the
+/// environment moved them.
 pub fn caches(home: Option<&Path>) -> Vec<PathBuf> {
-    let Some(h) = home else { return Vec::new() };
-    CACHE_LOCATIONS.iter().map(|c| h.join(c)).filter(|p| p.is_dir()).collect()
+    let mut out: Vec<PathBuf> = home.map_or_else(Vec::new, |h| CACHE_LOCATIONS.iter().map(|c| h.join(c)).collect());
+    for (var, subs) in CACHE_VARS {
+        if let Some(base) = std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute()) {
+            out.extend(subs.iter().map(|s| if s.is_empty() { base.clone() } else { base.join(s) }));
+        }
+    }
+    out.retain(|p| p.is_dir() || p.is_file());
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Whether this kernel lets `loopguard exec` confine a command: Landlock enforced, and

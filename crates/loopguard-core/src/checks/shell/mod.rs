@@ -47,6 +47,13 @@ pub struct ShellReport {
     pub offline: bool,
 }
 
+/// Build tools: what they produce may be run later in the same line.
+const BUILD_TOOLS: &[&str] = &[
+    "cargo", "make", "gmake", "go", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "mvn", "gradle",
+    "npm", "yarn", "pnpm", "bun", "tsc", "cmake", "ninja", "meson", "dotnet", "swift", "swiftc", "zig", "ghc", "stack",
+    "cabal", "dune", "sbt", "bazel", "buck2",
+];
+
 /// Programs that never need the network (for the sandbox's network default).
 const OFFLINE_PROGRAMS: &[&str] = &[
     "",
@@ -357,6 +364,7 @@ fn analyze_at(
         network: false,
         aliases: Vec::new(),
         functions: Vec::new(),
+        built: false,
     };
     // `env -C DIR` anywhere: relative paths in the line may be relative to DIR.
     if cmds.iter().any(|c| c.wrappers.iter().any(|w| w == "env -C")) {
@@ -376,6 +384,11 @@ fn analyze_at(
             a.nested(&effects, rules, depth);
         }
         a.opaque(c, rules, depth);
+        a.built |= BUILD_TOOLS.contains(&c.program.as_str())
+            && !c
+                .args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h" | "version"));
         for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
             a.findings.push(
                 Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
@@ -475,6 +488,8 @@ struct Analysis<'a> {
     network: bool,
     /// Aliases defined earlier in the line (`shopt -s expand_aliases` makes later lines use them).
     aliases: Vec<(String, String)>,
+    /// A build tool ran earlier in the line (its outputs may be run next).
+    built: bool,
     /// Shell functions the line defines, with their bodies when they could be read.
     functions: Vec<(String, Option<String>)>,
 }
@@ -1219,7 +1234,12 @@ impl Analysis<'_> {
                 )));
             }
             Ok(_) => return Some(opaque::Opaque::ev(format!("`{name}` is not a file"))),
-            // Missing now: something in this command line (an archive, a checkout) may create it.
+            // Missing now: a build earlier in the line makes it (`cargo build && ./target/debug/app`:
+            // the workspace's own program); anything else that creates it (an archive, a
+            // download, a checkout) is not something the analysis saw.
+            Err(_) if self.built => {
+                return Some(opaque::Opaque::ws(format!("`{name}` is built by this command line, then run")));
+            }
             Err(_) => return Some(opaque::Opaque::ev(format!("the script `{name}` does not exist or cannot be read"))),
         }
         let Ok(bytes) = std::fs::read(&path) else {
