@@ -1237,7 +1237,7 @@ impl Analysis<'_> {
             // Missing now: a build earlier in the line makes it (`cargo build && ./target/debug/app`:
             // the workspace's own program); anything else that creates it (an archive, a
             // download, a checkout) is not something the analysis saw.
-            Err(_) if self.built => {
+            Err(_) if self.built && self.build_output(&path) => {
                 return Some(opaque::Opaque::ws(format!("`{name}` is built by this command line, then run")));
             }
             Err(_) => return Some(opaque::Opaque::ev(format!("the script `{name}` does not exist or cannot be read"))),
@@ -1280,6 +1280,26 @@ impl Analysis<'_> {
         self.absorb(r);
         asks.first()
             .map(|m| opaque::Opaque::ws(format!("the script `{name}` does what the analysis would ask about ({m})")))
+    }
+
+    /// Whether a path lies in a build tool's usual output directory of the workspace.
+    fn build_output(&self, path: &Path) -> bool {
+        let Ok(rel) = path.strip_prefix(self.workspace()) else { return false };
+        rel.components().next().and_then(|c| c.as_os_str().to_str()).is_some_and(|first| {
+            matches!(
+                first,
+                "target"
+                    | "build"
+                    | "dist"
+                    | "out"
+                    | "bin"
+                    | "_build"
+                    | ".build"
+                    | "node_modules"
+                    | "release"
+                    | "debug"
+            ) || first.starts_with("cmake-build-")
+        })
     }
 
     /// Merges a nested analysis into this one.
