@@ -8,6 +8,7 @@ cargo bench -p loopguard-core --bench shell
 cargo bench -p loopguard --bench audit_append
 cargo bench -p loopguard --bench breaker
 cargo bench -p loopguard --bench exec_overhead
+bash scripts/bench-sandbox-build.sh
 cargo bench -p loopguard --bench preview
 cargo bench -p loopguard --bench hook_latency
 # The same against the static build users get from scripts/install.sh.

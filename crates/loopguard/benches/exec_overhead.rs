@@ -1,5 +1,7 @@
 //! What `loopguard exec` adds to running a command: `true` spawned directly versus through
-//! `loopguard exec -- true` (scrubbed env, the inner process, Landlock, output pumps), interleaved.
+//! `loopguard exec -- true` (scrubbed env, the inner process, user/mount/network namespaces with
+//! the default profile's mounts over a home holding credential locations, Landlock, output
+//! pumps), interleaved.
 //! Goal (issue 8): overhead ≤ 3 ms. `cargo bench -p loopguard --bench exec_overhead`
 //! (EXEC_BENCH_ITERS to change the count; LOOPGUARD_BENCH_BIN for another build).
 
@@ -25,7 +27,15 @@ fn main() {
     let exe = std::env::var("LOOPGUARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_loopguard").to_string());
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = dir.path().join("ws");
-    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    // What the default profile covers and protects on a developer's machine: the mount
+    // namespace's work is part of the overhead.
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    for d in [".ssh", ".aws", ".config/gh", ".kube", ".docker", ".cache", ".cargo/registry", ".npm"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join(".netrc"), "machine x\n").unwrap();
     let truth = which_true();
     let (mut plain, mut sandboxed) = (Vec::new(), Vec::new());
     for _ in 0..iters {

@@ -336,18 +336,25 @@ fn isolate(net: bool, mounts: &Mounts) -> Result<(), String> {
     // Nothing mounted here may propagate back to the host.
     rustix::mount::mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)
         .map_err(|e| format!("cannot make the sandbox's mounts private ({e})"))?;
+    // One empty read-only tmpfs, bound over every hidden directory (a bind costs less than a new
+    // tmpfs each); `/dev/null` over every hidden file.
+    let mut empty: Option<&Path> = None;
     for p in &mounts.hide {
         let is_dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-        let r = if is_dir {
-            rustix::mount::mount(
-                "tmpfs",
-                p,
-                "tmpfs",
-                MountFlags::NOSUID | MountFlags::NODEV,
-                Some(c"mode=0500,size=4k"),
-            )
-        } else {
-            rustix::mount::mount_bind("/dev/null", p)
+        let r = match (is_dir, empty) {
+            (true, None) => {
+                let r = rustix::mount::mount(
+                    "tmpfs",
+                    p,
+                    "tmpfs",
+                    MountFlags::NOSUID | MountFlags::NODEV | MountFlags::RDONLY,
+                    Some(c"mode=0500,size=4k"),
+                );
+                empty = Some(p);
+                r
+            }
+            (true, Some(e)) => rustix::mount::mount_bind(e, p),
+            (false, _) => rustix::mount::mount_bind("/dev/null", p),
         };
         r.map_err(|e| format!("cannot hide {} from the command ({e})", p.display()))?;
     }
@@ -444,7 +451,7 @@ pub fn preview_inner(
 fn isolate_for_preview() -> Result<(), String> {
     use rustix::thread::UnshareFlags;
     let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
-    // SAFETY: as in `isolate_network`: `unshare_unsafe` is unsafe only for `CLONE_FILES`, which is
+    // SAFETY: as in `isolate`: `unshare_unsafe` is unsafe only for `CLONE_FILES`, which is
     // not passed (only NEWUSER, NEWNS and NEWNET: namespaces, not the descriptor table), and this
     // inner process has started no other thread that could observe anything.
     unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWNET) }

@@ -32,6 +32,21 @@ impl fmt::Display for PathError {
     }
 }
 
+/// `raw` relative to `base`, `.` and `..` folded lexically, the file system untouched.
+pub fn lexical_join(base: &Path, raw: &str) -> PathBuf {
+    let mut out = if raw.starts_with('/') { PathBuf::from("/") } else { base.to_path_buf() };
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            p => out.push(p),
+        }
+    }
+    out
+}
+
 /// Resolves `path` (relative to `cwd`) the way the kernel would: `..` applies to the real,
 /// symlink-resolved parent; every existing prefix is followed through symlinks; once a component
 /// does not exist, the rest is appended lexically (that is what a write would create).
@@ -332,6 +347,14 @@ impl<'p> PathValidator<'p> {
             return Vec::new();
         }
         self.judge(raw, resolve_under(base, Path::new(raw)), what, access)
+    }
+
+    /// Whether a lexical path (not resolved: no file system access) falls under a secret pattern
+    /// or the read-protected state. A cheap first look before resolving a program's operand.
+    pub fn may_be_secret(&self, lexical: &Path) -> bool {
+        self.read_protected.iter().any(|d| lexical.starts_with(d))
+            || self.canaries.iter().any(|c| c == lexical)
+            || self.rules.is_some_and(|r| r.secret(lexical, self.workspace(), self.home.as_deref()).is_some())
     }
 
     /// A finding when reading the resolved path `real` would read a secret.

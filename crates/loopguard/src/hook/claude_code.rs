@@ -92,9 +92,12 @@ fn ask_preview(
     workspace: &std::path::Path,
     home: Option<&std::path::Path>,
 ) -> Option<String> {
+    // Code the analysis cannot see into is never run to preview it: the preview sandbox would
+    // be running an attacker's code at decision time.
     if d.verdict() != Verdict::Ask
         || d.risk() < RiskLevel::High
         || !matches!(call.tool.as_str(), "Bash" | "Write" | "Edit" | "MultiEdit")
+        || d.codes().iter().any(|c| c == SHELL_HIDDEN_CODE || c == SHELL_OPAQUE_CODE || c == SHELL_DYNAMIC)
     {
         return None;
     }

@@ -47,6 +47,53 @@ pub struct ShellReport {
     pub offline: bool,
 }
 
+/// Files a build, test or package tool reads its recipes from: written in the same line, or
+/// downloaded, they make the tool run code the analysis did not read.
+const RECIPE_FILES: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "package.json",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "config.toml",
+    "config",
+    "build.rs",
+    "conftest.py",
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "Cargo.toml",
+    "CMakeLists.txt",
+    "Justfile",
+    "justfile",
+    "Taskfile.yml",
+    "Rakefile",
+    "Gemfile",
+    "noxfile.py",
+    "tox.ini",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    ".pre-commit-config.yaml",
+    "go.mod",
+    "deno.json",
+    "bunfig.toml",
+    ".envrc",
+    "Dockerfile",
+    "docker-compose.yml",
+    "compose.yaml",
+    "pytest.ini",
+    "sitecustomize.py",
+    "usercustomize.py",
+];
+
+/// Test runners that run the code they are pointed at.
+const TEST_TOOLS: &[&str] =
+    &["pytest", "py.test", "jest", "vitest", "mocha", "tox", "nox", "phpunit", "rspec", "ctest"];
+
 /// Build tools: what they produce may be run later in the same line.
 const BUILD_TOOLS: &[&str] = &[
     "cargo", "make", "gmake", "go", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "mvn", "gradle",
@@ -365,7 +412,23 @@ fn analyze_at(
         aliases: Vec::new(),
         functions: Vec::new(),
         built: false,
+        written_text: Vec::new(),
+        downloaded: false,
+        recipe_written: None,
     };
+    // A quoted array subscript holding a command substitution (`x='a[$(cmd)]'; echo $((x))`):
+    // bash evaluates it as arithmetic later, running the command.
+    if cmd.contains("[$(") || cmd.contains("[`") || cmd.contains("[${") {
+        a.findings.push(
+            Finding::new(
+                SHELL_HIDDEN_CODE,
+                Verdict::Ask,
+                RiskLevel::High,
+                "An array subscript holds a command substitution, which bash runs when the text is evaluated as arithmetic.".to_string(),
+            )
+            .with_remedy("run the command plainly, so the gate can decide it."),
+        );
+    }
     // `env -C DIR` anywhere: relative paths in the line may be relative to DIR.
     if cmds.iter().any(|c| c.wrappers.iter().any(|w| w == "env -C")) {
         a.cwd_known = false;
@@ -384,6 +447,13 @@ fn analyze_at(
             a.nested(&effects, rules, depth);
         }
         a.opaque(c, rules, depth);
+        a.note_recipe_writes(c, &effects);
+        a.downloaded |= effects::FETCHERS.contains(&c.program.as_str())
+            || (c.program == "git"
+                && c.git_subcommand().is_some_and(|(s, _)| matches!(s, "clone" | "pull" | "fetch" | "submodule")));
+        if depth < 2 {
+            a.embedded(c, rules, depth);
+        }
         a.built |= BUILD_TOOLS.contains(&c.program.as_str())
             && !c
                 .args
@@ -483,6 +553,13 @@ struct Analysis<'a> {
     branch: OnceCell<Option<String>>,
     /// Files that a fetcher in this command line wrote: running them runs downloaded code.
     fetched: Vec<PathBuf>,
+    /// Files this line writes with literal text (`printf '…' > f`): their content is known.
+    written_text: Vec<(PathBuf, String)>,
+    /// Something in the line downloads (a fetcher, `git clone`): builds after it run fetched code.
+    downloaded: bool,
+    /// A recipe file (Makefile, package.json, .npmrc, …) written in the line by something other
+    /// than a build tool, with content the analysis does not know.
+    recipe_written: Option<PathBuf>,
     findings: Vec<Finding>,
     required: AutonomyLevel,
     network: bool,
@@ -605,6 +682,7 @@ impl Analysis<'_> {
         for t in &e.reads {
             self.read(&program, &t.path, t.dynamic);
         }
+        self.any_reader(c);
         for t in &e.stages {
             let found = self.paths.check_under(&t.path, self.cwd(), "`git add` of", Access::Stage);
             self.findings.extend(found);
@@ -782,6 +860,137 @@ impl Analysis<'_> {
         self.findings.extend(found);
     }
 
+    /// Recipe files this command writes (for the build tools after it in the line).
+    fn note_recipe_writes(&mut self, c: &Command, e: &Effects) {
+        let program = c.program.clone();
+        if !BUILD_TOOLS.contains(&program.as_str()) {
+            let targets = e.writes.iter().map(|t| t.path.as_str()).chain(
+                c.redirects
+                    .iter()
+                    .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
+                    .map(|r| r.target.text.as_str()),
+            );
+            for t in targets.collect::<Vec<_>>() {
+                let Ok(p) = resolve_under(self.cwd(), Path::new(t)) else { continue };
+                let recipe = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| RECIPE_FILES.contains(&n) || n.ends_with(".mk"));
+                if recipe && !self.written_text.iter().any(|(q, _)| *q == p) {
+                    self.recipe_written = Some(p);
+                }
+            }
+        }
+        if matches!(program.as_str(), "npm" | "pnpm" | "yarn") {
+            // `npm pkg set scripts.x=…`, `npm config set …`: recipes and programs changed.
+            let ops: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+            if ops.windows(3).any(|w| matches!(w, ["pkg", "set", k] if k.starts_with("scripts") || k.starts_with("bin") || k.starts_with("config")))
+                || ops.windows(2).any(|w| matches!(w, ["config", "set"] | ["set-script", _]))
+            {
+                self.recipe_written = Some(self.cwd().join("package.json"));
+            }
+        }
+    }
+
+    /// Secret reads by any program, not a list of readers: an operand (or an option's `=value`,
+    /// an `@file`, the path of a git `REV:path`) naming a secret path is a credential read for
+    /// every program except those that only look at names and metadata.
+    fn any_reader(&mut self, c: &Command) {
+        const METADATA_ONLY: &[&str] = &[
+            "",
+            "ls",
+            "stat",
+            "test",
+            "[",
+            "[[",
+            "du",
+            "realpath",
+            "readlink",
+            "basename",
+            "dirname",
+            "echo",
+            "printf",
+            "touch",
+            "rm",
+            "rmdir",
+            "unlink",
+            "shred",
+            "chmod",
+            "chown",
+            "chgrp",
+            "mkdir",
+            "find",
+            "lsattr",
+            "chattr",
+            "getfacl",
+            "setfacl",
+            "namei",
+            "which",
+            "type",
+            "command",
+            "wc",
+            "mv",
+            "cd",
+            "pushd",
+            "export",
+            "unset",
+            "trap",
+            "alias",
+            "ssh-keygen",
+            "ssh",
+            "ssh-add",
+            "mosh",
+            "autossh",
+        ];
+        let p = c.program.as_str();
+        if METADATA_ONLY.contains(&p) {
+            return;
+        }
+        if p == "git"
+            && !c.git_subcommand().is_some_and(|(sub, _)| {
+                matches!(
+                    sub,
+                    "show"
+                        | "cat-file"
+                        | "diff"
+                        | "log"
+                        | "blame"
+                        | "grep"
+                        | "archive"
+                        | "format-patch"
+                        | "whatchanged"
+                        | "annotate"
+                        | "difftool"
+                )
+            })
+        {
+            return;
+        }
+        let mut seen = 0;
+        for w in c.args.iter().filter(|w| !w.dynamic) {
+            let t = w.text.as_str();
+            let mut candidates: Vec<&str> = Vec::new();
+            if let Some((_, v)) = t.split_once('=').filter(|_| t.starts_with('-')) {
+                candidates.push(v);
+            } else if !t.starts_with('-') {
+                candidates.push(t.strip_prefix('@').unwrap_or(t));
+            }
+            if let Some((_, path)) = t.rsplit_once(':').filter(|_| !t.contains("://")) {
+                candidates.push(path);
+            }
+            for cand in candidates.into_iter().filter(|c| !c.is_empty() && !c.contains('\n')) {
+                seen += 1;
+                if seen > 64 {
+                    return;
+                }
+                let lexical = crate::checks::paths::lexical_join(self.cwd(), strip_glob(cand));
+                if self.paths.may_be_secret(&lexical) || cand.contains(['*', '?', '[']) {
+                    self.read(p, cand, false);
+                }
+            }
+        }
+    }
+
     /// `git add -A` and friends stage every changed file: ask git which files those are, and check
     /// each against the denylist. If git cannot tell, a human must confirm.
     fn stage_all(&mut self, base: &str) {
@@ -807,6 +1016,15 @@ impl Analysis<'_> {
         if dynamic {
             return;
         }
+        // A glob reads what it matches now (`cat .e?v` is `cat .env`).
+        if raw.contains(['*', '?', '[']) && !raw.ends_with("/*") {
+            for m in expand_glob(self.cwd(), raw) {
+                if let Some(f) = self.paths.check_read(raw, &m, &format!("`{program}` of")) {
+                    self.findings.push(f);
+                    return;
+                }
+            }
+        }
         if let Ok(real) = self.resolve_here(strip_glob(raw))
             && let Some(f) = self.paths.check_read(raw, &real, &format!("`{program}` of"))
         {
@@ -815,6 +1033,37 @@ impl Analysis<'_> {
     }
 
     fn redirects(&mut self, c: &Command) {
+        // `printf '…' > f` / `echo … >> f` / a heredoc into `cat > f`: the file's new content is known.
+        let literal = if matches!(c.program.as_str(), "echo" | "printf") && !c.args.iter().any(|w| w.dynamic) {
+            opaque::literal_text(&Head {
+                program: c.program.clone(),
+                args: c.args.iter().map(|w| w.text.clone()).collect(),
+            })
+        } else if matches!(c.program.as_str(), "cat" | "tee") && c.args.iter().all(|w| w.text.starts_with('-')) {
+            c.stdin_text.clone()
+        } else {
+            None
+        };
+        for r in c.redirects.iter().filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append)) {
+            if r.target.dynamic {
+                continue;
+            }
+            if let Ok(p) = resolve_under(self.cwd(), Path::new(&r.target.text)) {
+                let known = literal.clone().unwrap_or_default();
+                let append = r.kind == RedirectKind::Append;
+                match self.written_text.iter_mut().find(|(q, _)| *q == p) {
+                    Some((_, t)) if append => t.push_str(&known),
+                    Some((_, t)) => *t = known.clone(),
+                    None => self.written_text.push((p.clone(), known.clone())),
+                }
+                if literal.is_none() {
+                    // Content not known: mark it so (a script run from it is not understood).
+                    self.written_text.retain(|(q, _)| *q != p);
+                } else {
+                    self.later_code(&p, &known);
+                }
+            }
+        }
         for r in &c.redirects {
             let t = &r.target.text;
             if t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") {
@@ -952,6 +1201,7 @@ impl Analysis<'_> {
         let why = function_call
             .or_else(|| self.package_runner(c))
             .or_else(|| self.foreign_recipes(c))
+            .or_else(|| self.build_after_download(c))
             .or_else(|| opaque::feature_exec(c, &c.assigns))
             .or_else(|| self.code_channel(c, rules, depth));
         if let Some(o) = why {
@@ -979,6 +1229,146 @@ impl Analysis<'_> {
         }
     }
 
+    /// Commands carried inside another program's arguments or stdin text, where the analysis
+    /// does not know the program runs them (`split --filter='rm -rf ~'`, `gdb --ex='shell …'`,
+    /// `ed f <<< '!rm -rf ~'`, `sqlite3 … '.shell …'`): every suffix of such a string, from
+    /// each word on, is analysed as a command; one the gate would deny makes the call hidden
+    /// code (asked: the string may only be data). Programs whose strings are data (messages,
+    /// patterns, payloads) and shells/interpreters (analysed as code already) are skipped.
+    fn embedded(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
+        const SKIP: &[&str] = &[
+            "gh",
+            "git",
+            "logger",
+            "notify-send",
+            "sed",
+            "gsed",
+            "jq",
+            "yq",
+            "curl",
+            "wget",
+            "http",
+            "https",
+            "mail",
+            "mailx",
+            "sendmail",
+            "ssh",
+            "scp",
+            "sftp",
+            "mosh",
+            "hub",
+            "glab",
+            "jira",
+            "slack",
+            "say",
+            "cowsay",
+            "figlet",
+            "tput",
+            "date",
+            "expr",
+            "bc",
+            "dc",
+            "sqlite3",
+            "psql",
+            "mysql",
+            "mariadb",
+            "mongosh",
+            "redis-cli",
+            "loopguard",
+            "kubectl",
+            "helm",
+            "aws",
+            "gcloud",
+            "az",
+            "terraform",
+            "tofu",
+            "npm",
+            "pnpm",
+            "yarn",
+            "cargo",
+            "make",
+            "go",
+            "python3",
+            "python",
+            "node",
+            "docker",
+            "podman",
+            "xargs",
+            "find",
+        ];
+        let p = c.program.as_str();
+        if unwrap::DATA_PROGRAMS_PUB.contains(&p)
+            || SKIP.contains(&p)
+            || unwrap::SHELLS.contains(&p)
+            || effects::is_interpreter(p)
+            || p.is_empty()
+        {
+            return;
+        }
+        let mut texts: Vec<&str> = c
+            .args
+            .iter()
+            .filter(|w| !w.dynamic)
+            .map(|w| {
+                w.text.as_str().split_once('=').filter(|(o, _)| o.starts_with('-')).map_or(w.text.as_str(), |(_, v)| v)
+            })
+            .filter(|t| t.contains(' ') && t.len() <= 1024)
+            .collect();
+        let piped = c.stdin_from.first().and_then(opaque::literal_text);
+        texts.extend(c.stdin_text.as_deref());
+        texts.extend(piped.as_deref());
+        let mut budget = 32;
+        for text in texts {
+            for line in text.lines().take(16) {
+                let cleaned: String = line
+                    .chars()
+                    .map(|ch| {
+                        if matches!(ch, '{' | '}' | '(' | ')' | '[' | ']' | '"' | '\'' | '`' | '!' | ',') {
+                            ' '
+                        } else {
+                            ch
+                        }
+                    })
+                    .collect();
+                let words: Vec<usize> = std::iter::once(0)
+                    .chain(cleaned.char_indices().filter(|(i, ch)| *i > 0 && ch.is_whitespace()).map(|(i, _)| i + 1))
+                    .filter(|i| *i < cleaned.len())
+                    .collect();
+                for start in words.into_iter().take(12) {
+                    let suffix = cleaned[start..].trim();
+                    if suffix.is_empty() || !suffix.contains(' ') {
+                        continue;
+                    }
+                    budget -= 1;
+                    if budget == 0 {
+                        return;
+                    }
+                    let r = analyze_at(suffix, self.cwd(), self.ctx, rules, self.paths, depth + 2);
+                    if let Some(f) = r
+                        .findings
+                        .iter()
+                        .find(|f| f.verdict == Verdict::Deny && f.code != SHELL_UNPARSABLE && f.code != SHELL_TOO_LARGE)
+                    {
+                        self.findings.push(
+                            Finding::new(
+                                SHELL_HIDDEN_CODE,
+                                Verdict::Ask,
+                                RiskLevel::High,
+                                format!(
+                                    "`{p}` is given a command the gate would deny (`{}`: {}).",
+                                    suffix.chars().take(80).collect::<String>(),
+                                    f.message.trim_end_matches('.')
+                                ),
+                            )
+                            .with_remedy("run that command plainly, so the gate can decide it; a human must confirm anything else."),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     /// A package runner: the workspace's own installed tool (`node_modules/.bin/NAME` exists) is
     /// the workspace's code; anything it would download is not.
     fn package_runner(&self, c: &Command) -> Option<opaque::Opaque> {
@@ -1002,6 +1392,31 @@ impl Analysis<'_> {
         if matches!(p, "source" | ".") {
             let w = c.args.first()?;
             return self.script_file(w, Some(opaque::Lang::Shell), rules, depth);
+        }
+        // `sudo -s`, `sudo -i`, `doas -s`, `su`/`runuser` without `-c`, `script` without `-c`:
+        // a shell that reads its commands from stdin.
+        let shell_like = match p {
+            "sudo" | "doas" => {
+                c.args.iter().any(|a| {
+                    matches!(a.text.as_str(), "-s" | "-i" | "--shell" | "--login")
+                        || (a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && (a.text.contains('s') || a.text.contains('i')))
+                }) && !c.args.iter().any(|a| !a.text.starts_with('-'))
+            }
+            "su" | "runuser" | "sudo-su" => !c.args.iter().any(|a| matches!(a.text.as_str(), "-c" | "--command")),
+            "script" => !c.args.iter().any(|a| {
+                a.text == "-c"
+                    || a.text == "--command"
+                    || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c'))
+            }),
+            _ => false,
+        };
+        if shell_like {
+            return self.stdin_code(c, opaque::Lang::Shell, rules, depth).or_else(|| {
+                (c.stdin_text.is_some() || !c.stdin_from.is_empty())
+                    .then(|| opaque::Opaque::ev(format!("`{p}` starts a shell that reads its commands from stdin")))
+            });
         }
         let is_shell = unwrap::SHELLS.contains(&p);
         if !is_shell && !effects::is_interpreter(p) {
@@ -1028,6 +1443,21 @@ impl Analysis<'_> {
                 None if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
                 None => self.stdin_code(c, lang, rules, depth),
             };
+        }
+        // bun and deno are tools first: only `run`/`serve` of a file runs a script.
+        if matches!(p, "bun" | "deno") && effects::inline_code_index(c).is_none() {
+            let ops: Vec<&Word> = c.args.iter().filter(|a| !a.text.starts_with('-')).collect();
+            match ops.first().map(|w| w.text.as_str()) {
+                Some("run" | "serve") => {
+                    let file = ops.get(1).filter(|w| {
+                        w.text.contains('/')
+                            || [".js", ".ts", ".mjs", ".cjs", ".tsx", ".jsx"].iter().any(|x| w.text.ends_with(x))
+                    });
+                    return file.and_then(|w| self.script_file(w, Some(lang), rules, depth));
+                }
+                Some("eval" | "-e") | None => {}
+                Some(_) => return None,
+            }
         }
         // Interpreters. Libraries loaded from the options come first.
         if let Some(lib) = effects::interpreter_libraries(c).into_iter().find(|l| !opaque::library_is_plain(lang, l)) {
@@ -1142,6 +1572,37 @@ impl Analysis<'_> {
         None
     }
 
+    /// A build, test or package tool run after the line downloaded something, or wrote one of
+    /// its recipe files with content the analysis does not know.
+    fn build_after_download(&self, c: &Command) -> Option<opaque::Opaque> {
+        let p = c.program.as_str();
+        if !BUILD_TOOLS.contains(&p)
+            && !TEST_TOOLS.contains(&p)
+            && !matches!(
+                p,
+                "pip"
+                    | "pip3"
+                    | "uv"
+                    | "poetry"
+                    | "bundle"
+                    | "rake"
+                    | "just"
+                    | "task"
+                    | "composer"
+                    | "pre-commit"
+                    | "direnv"
+            )
+        {
+            return None;
+        }
+        if self.downloaded {
+            return Some(opaque::Opaque::ev(format!("`{p}` runs after this command line downloaded code or recipes")));
+        }
+        self.recipe_written.as_ref().map(|r| {
+            opaque::Opaque::ev(format!("`{p}` runs recipes from `{}`, which this command line wrote", r.display()))
+        })
+    }
+
     /// Build tools reading their recipes from outside the workspace (`make -C /tmp/x`, `make -f
     /// /tmp/evil.mk`, `ninja -f …`, `cmake -P …`, `just -f …`): someone else's code.
     fn foreign_recipes(&self, c: &Command) -> Option<opaque::Opaque> {
@@ -1186,7 +1647,8 @@ impl Analysis<'_> {
             return None;
         }
         const SYSTEM: &[&str] = &["/usr/", "/bin/", "/sbin/", "/lib", "/opt/", "/nix/", "/snap/", "/etc/"];
-        if SYSTEM.iter().any(|d| c.program_path.starts_with(d)) {
+        let normal = crate::checks::paths::lexical_join(Path::new("/"), &c.program_path);
+        if c.program_path.starts_with('/') && SYSTEM.iter().any(|d| normal.starts_with(d.trim_end_matches('/'))) {
             return None;
         }
         let w = Word { text: c.program_path.clone(), dynamic: c.dynamic_program, quoted: false, subst: None };
@@ -1216,6 +1678,11 @@ impl Analysis<'_> {
         let Ok(path) = self.resolve_here(name) else {
             return Some(opaque::Opaque::ev(format!("the script `{name}` cannot be resolved")));
         };
+        if let Some((_, text)) = self.written_text.iter().find(|(q, _)| *q == path).cloned() {
+            // Written a moment ago with literal text: analyse that text, as it will run.
+            let lang = lang.or_else(|| opaque::Lang::of_shebang(&text)).unwrap_or(opaque::Lang::Shell);
+            return self.known_script(name, &text, lang, rules, depth);
+        }
         if self.predicted.contains(&path) || self.fetched.contains(&path) {
             return Some(opaque::Opaque::ev(format!("it runs `{name}`, written earlier in this command line")));
         }
@@ -1256,18 +1723,30 @@ impl Analysis<'_> {
             // Run by path: the `#!` line decides; without one the kernel's caller runs it with sh.
             None => opaque::Lang::of_shebang(&text).unwrap_or(opaque::Lang::Shell),
         };
+        self.known_script(name, &text, lang, rules, depth)
+    }
+
+    /// A script whose text is known, run as `lang`.
+    fn known_script(
+        &mut self,
+        name: &str,
+        text: &str,
+        lang: opaque::Lang,
+        rules: &[CommandRule],
+        depth: usize,
+    ) -> Option<opaque::Opaque> {
         if lang == opaque::Lang::Other {
             return Some(opaque::Opaque::ws(format!(
                 "the script `{name}` is in a language the analysis does not read"
             )));
         }
         if lang != opaque::Lang::Shell {
-            return self.plain_code(name, lang, &text, &format!("the script `{name}`"), Some((rules, depth)));
+            return self.plain_code(name, lang, text, &format!("the script `{name}`"), Some((rules, depth)));
         }
         if depth >= MAX_DEPTH {
             return Some(opaque::Opaque::ev(format!("the script `{name}` nests too deeply")));
         }
-        let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+        let r = analyze_at(text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
         // Denies stand; what would be asked about inside a script is not understood as a whole.
         let asks: Vec<String> = r
             .findings
@@ -1300,6 +1779,64 @@ impl Analysis<'_> {
                     | "debug"
             ) || first.starts_with("cmake-build-")
         })
+    }
+
+    /// A file this line writes with known text that runs later (a script, a recipe, a hook, a
+    /// test fixture, a package manifest): a command inside it that the gate would deny makes the
+    /// call hidden code — persistence and booby-traps look like this.
+    fn later_code(&mut self, path: &Path, text: &str) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let rel = path.strip_prefix(self.workspace()).ok().and_then(|r| r.to_str()).unwrap_or("");
+        let runs_later = RECIPE_FILES.contains(&name)
+            || [
+                ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".mk", ".cmake",
+                ".gradle", ".kts", ".ps1", ".lua",
+            ]
+            .iter()
+            .any(|e| name.ends_with(e))
+            || [".husky/", ".git/hooks/", ".github/workflows/", ".vscode/", ".cargo/", ".devcontainer/"]
+                .iter()
+                .any(|d| rel.starts_with(d))
+            || !path.starts_with(self.workspace());
+        if !runs_later || text.is_empty() {
+            return;
+        }
+        let code: String = text
+            .lines()
+            .map(|l| {
+                // Recipe lines (`\tcmd`), `key = "cmd"` / `"key": "cmd"` values, `#!` lines.
+                let l = l.trim_start_matches('\t').trim();
+                l.split_once(['=', ':'])
+                    .filter(|(k, _)| !k.contains(' ') && !k.is_empty())
+                    .map_or(l, |(_, v)| v)
+                    .trim()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let cleaned: String = code
+            .chars()
+            .map(|ch| if matches!(ch, '{' | '}' | '"' | '\'' | '[' | ']' | ',') { ' ' } else { ch })
+            .collect();
+        let r = analyze_at(&cleaned, self.workspace(), self.ctx, &[], self.paths, MAX_DEPTH - 2);
+        if let Some(f) = r
+            .findings
+            .iter()
+            .find(|f| f.verdict == Verdict::Deny && f.code != SHELL_UNPARSABLE && f.code != SHELL_TOO_LARGE)
+        {
+            self.findings.push(
+                Finding::new(
+                    SHELL_HIDDEN_CODE,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!(
+                        "The command writes into `{name}`, which runs later, a command the gate would deny ({}).",
+                        f.message.trim_end_matches('.')
+                    ),
+                )
+                .with_remedy("leave scripts, hooks and recipes that do this to the human."),
+            );
+        }
     }
 
     /// Merges a nested analysis into this one.
@@ -1601,6 +2138,30 @@ fn read_current_branch(cwd: &Path) -> Option<String> {
     };
     let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
     head.trim().strip_prefix("ref: refs/heads/").map(String::from)
+}
+
+/// What a glob in the last component of `raw` matches now, relative to `cwd` (at most 256
+/// entries looked at; dot files included, which only errs towards more findings).
+fn expand_glob(cwd: &Path, raw: &str) -> Vec<PathBuf> {
+    let (dir, pat) = match raw.rsplit_once('/') {
+        Some((d, p)) => (if d.is_empty() { "/" } else { d }, p),
+        None => (".", raw),
+    };
+    if dir.contains(['*', '?', '[']) || pat.is_empty() {
+        return Vec::new();
+    }
+    let Ok(m) = globset::GlobBuilder::new(pat).literal_separator(true).build().map(|g| g.compile_matcher()) else {
+        return Vec::new();
+    };
+    let Ok(base) = resolve_under(cwd, Path::new(dir)) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&base) else { return Vec::new() };
+    entries
+        .take(256)
+        .filter_map(Result::ok)
+        .filter(|e| m.is_match(e.file_name()))
+        .map(|e| base.join(e.file_name()))
+        .take(16)
+        .collect()
 }
 
 /// `dir/*`, `dir/.*`, `*` → the directory whose contents go.

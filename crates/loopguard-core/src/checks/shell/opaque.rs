@@ -2073,6 +2073,24 @@ fn git(c: &Command) -> Option<String> {
     }
 }
 
+/// A backslash escape other than `\n`, `\t` and `\\` (octal, hex, unicode…): the text printed is
+/// not the text written, so it is not read as literal.
+fn other_escape(t: &str) -> bool {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'\\' {
+            if !matches!(b[i + 1], b'n' | b't' | b'\\') {
+                return true;
+            }
+            i += 2;
+            continue;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Whether a pipe source is literal text: `echo`/`printf` of words that hold no expansion.
 /// Returns the text it prints (approximately: `printf`'s format escapes `\n` and `\t` are
 /// honoured, `%` directives make it not literal).
@@ -2081,12 +2099,13 @@ pub fn literal_text(h: &Head) -> Option<String> {
         "echo" => {
             let args: Vec<&str> =
                 h.args.iter().map(String::as_str).filter(|a| !matches!(*a, "-n" | "-e" | "-E")).collect();
-            (!args.iter().any(|a| a.contains('$') || a.contains('`'))).then(|| args.join(" ").replace("\\n", "\n"))
+            (!args.iter().any(|a| a.contains('$') || a.contains('`') || other_escape(a)))
+                .then(|| args.join(" ").replace("\\n", "\n"))
         }
         "printf" => {
             let fmt = h.args.first()?;
-            (h.args.len() == 1 && !fmt.contains('%') && !fmt.contains('$') && !fmt.contains('`'))
-                .then(|| fmt.replace("\\n", "\n").replace("\\t", "\t"))
+            (h.args.len() == 1 && !fmt.contains('%') && !fmt.contains('$') && !fmt.contains('`') && !other_escape(fmt))
+                .then(|| fmt.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\"))
         }
         _ => None,
     }

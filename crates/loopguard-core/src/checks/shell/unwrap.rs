@@ -256,6 +256,8 @@ const STRING_RUNNERS: &[&str] = &[
 ];
 
 /// Programs whose arguments are data, never commands (no nested command is looked for in them).
+pub const DATA_PROGRAMS_PUB: &[&str] = DATA_PROGRAMS;
+
 const DATA_PROGRAMS: &[&str] = &[
     "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "man", "which", "type", "whatis", "apropos",
     "help", "test", "[", "[[", "alias", "find", "xargs", "ssh", "scp", "sftp", "mosh", "declare", "export", "local",
