@@ -1268,12 +1268,6 @@ impl Analysis<'_> {
             "expr",
             "bc",
             "dc",
-            "sqlite3",
-            "psql",
-            "mysql",
-            "mariadb",
-            "mongosh",
-            "redis-cli",
             "loopguard",
             "kubectl",
             "helm",
@@ -1344,11 +1338,14 @@ impl Analysis<'_> {
                         return;
                     }
                     let r = analyze_at(suffix, self.cwd(), self.ctx, rules, self.paths, depth + 2);
-                    if let Some(f) = r
-                        .findings
-                        .iter()
-                        .find(|f| f.verdict == Verdict::Deny && f.code != SHELL_UNPARSABLE && f.code != SHELL_TOO_LARGE)
-                    {
+                    // (A glob in data — `SELECT * FROM t` — is no evidence of a secret read.)
+                    let glob = suffix.contains(['*', '?']);
+                    if let Some(f) = r.findings.iter().find(|f| {
+                        f.verdict == Verdict::Deny
+                            && f.code != SHELL_UNPARSABLE
+                            && f.code != SHELL_TOO_LARGE
+                            && !(glob && f.code == CREDENTIAL_READ)
+                    }) {
                         self.findings.push(
                             Finding::new(
                                 SHELL_HIDDEN_CODE,
@@ -1418,6 +1415,62 @@ impl Analysis<'_> {
                     .then(|| opaque::Opaque::ev(format!("`{p}` starts a shell that reads its commands from stdin")))
             });
         }
+        // Programs that run the commands on their stdin (`ed`'s `!`, `sqlite3 .shell`, `psql \\!`,
+        // `gdb shell`, `ftp !`): fed by anything but literal text, what they run is unknown.
+        if matches!(
+            p,
+            "ed" | "red"
+                | "ex"
+                | "gdb"
+                | "lldb"
+                | "sqlite3"
+                | "psql"
+                | "mysql"
+                | "mariadb"
+                | "ftp"
+                | "lftp"
+                | "bc"
+                | "nslookup"
+                | "telnet"
+                | "tclsh"
+                | "expect"
+                | "ghci"
+                | "irb"
+                | "gnuplot"
+                | "octave"
+        ) || (matches!(p, "vim" | "vi" | "nvim")
+            && c.args.iter().any(|a| a.text.starts_with("-e") || a.text == "-s" || a.text == "-es"))
+        {
+            if let Some(h) = c.stdin_from.first()
+                && opaque::literal_text(h).is_none()
+            {
+                return Some(opaque::Opaque::ev(format!(
+                    "`{p}` runs commands that arrive on its stdin from `{}`",
+                    h.program
+                )));
+            }
+            if c.redirects
+                .iter()
+                .any(|r| r.kind == RedirectKind::Read && (r.target.dynamic || r.target.subst.is_some()))
+            {
+                return Some(opaque::Opaque::ev(format!("`{p}` runs commands from a stream built at run time")));
+            }
+            if p == "sftp" || p == "ftp" {
+                return None;
+            }
+        }
+        if unwrap::SHELLS.contains(&p)
+            && c.redirects.iter().any(|r| {
+                r.kind == RedirectKind::Dup
+                    && r.target.text.chars().all(|ch| ch.is_ascii_digit())
+                    && r.target.text != "1"
+                    && r.target.text != "2"
+            })
+        {
+            return Some(opaque::Opaque::ev(format!(
+                "`{p}` reads its commands from a duplicated descriptor (a pipe or socket)"
+            )));
+        }
         let is_shell = unwrap::SHELLS.contains(&p);
         if !is_shell && !effects::is_interpreter(p) {
             return self.path_program(c, rules, depth);
@@ -1463,8 +1516,116 @@ impl Analysis<'_> {
         if let Some(lib) = effects::interpreter_libraries(c).into_iter().find(|l| !opaque::library_is_plain(lang, l)) {
             return Some(opaque::Opaque::ev(format!("it loads the library `{lib}` from its options")));
         }
-        if c.args.iter().any(|a| a.text == "-m") && effects::interpreter_code_arg(c).is_none() {
-            return None; // `python3 -m pytest`: an installed module, like running a program.
+        if let Some(k) =
+            c.args.iter().position(|a| a.text == "-m").filter(|_| effects::interpreter_code_arg(c).is_none())
+        {
+            // `python3 -m MODULE`: an installed module, like running a program — unless the module
+            // evaluates its arguments, serves files, or is found in a directory outside the
+            // workspace or written in this line.
+            let module = c.args.get(k + 1).map_or("", |w| w.text.as_str());
+            let top = module.split('.').next().unwrap_or(module);
+            if top == "timeit" {
+                // Its arguments (and `-s` setup) are Python statements: read them as such.
+                for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-') || w.text.contains(' ')) {
+                    if w.dynamic {
+                        return Some(opaque::Opaque::ev("`python -m timeit` runs code built at run time"));
+                    }
+                    if let Some(o) = self.plain_code(p, opaque::Lang::Python, &w.text, "its timed code", None) {
+                        return Some(o);
+                    }
+                }
+                return None;
+            }
+            if matches!(
+                top,
+                "IPython"
+                    | "code"
+                    | "runpy"
+                    | "pdb"
+                    | "cProfile"
+                    | "profile"
+                    | "trace"
+                    | "doctest"
+                    | "site"
+                    | "pydoc"
+                    | "idlelib"
+                    | "webbrowser"
+                    | "smtpd"
+                    | "xmlrpc"
+            ) {
+                return Some(opaque::Opaque::ev(format!(
+                    "`python -m {module}` runs code or serves files from its arguments"
+                )));
+            }
+            if !self.cwd_known || !self.cwd().starts_with(self.workspace()) {
+                return Some(opaque::Opaque::ev(format!(
+                    "`python -m {module}` finds `{module}` in a directory outside the workspace"
+                )));
+            }
+            let local = self.cwd().join(format!("{top}.py"));
+            if self.predicted.contains(&local) || self.predicted.contains(&self.cwd().join(top)) {
+                return Some(opaque::Opaque::ev(format!(
+                    "`python -m {module}` runs `{top}`, written earlier in this command line"
+                )));
+            }
+            for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-')) {
+                let t = w.text.as_str();
+                if (t.starts_with('/') || t.starts_with('~') || t.starts_with(".."))
+                    && resolve_under(self.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(self.workspace()))
+                {
+                    return Some(opaque::Opaque::ev(format!(
+                        "`python -m {module}` is given `{t}`, outside the workspace"
+                    )));
+                }
+            }
+            return local
+                .exists()
+                .then(|| opaque::Opaque::ws(format!("`python -m {module}` runs the workspace's `{top}.py`")));
+        }
+        // Library search paths outside the workspace (`perl -I/tmp/x`, `ruby -I …`, `perl -d:Mod`).
+        for (k, w) in c.args.iter().enumerate() {
+            let t = w.text.as_str();
+            let dir = if t == "-I" {
+                c.args.get(k + 1).map(|n| n.text.as_str())
+            } else {
+                t.strip_prefix("-I").filter(|d| !d.is_empty())
+            };
+            if let Some(d) = dir
+                && resolve_under(self.cwd(), Path::new(d)).map_or(true, |q| !q.starts_with(self.workspace()))
+            {
+                return Some(opaque::Opaque::ev(format!("it loads libraries from `{d}`, outside the workspace")));
+            }
+            if matches!(p, "perl" | "perl5") && (t.starts_with("-d") || t.starts_with("-x")) {
+                return Some(opaque::Opaque::ev(format!("`perl {t}` runs a debugger module or extracts code")));
+            }
+        }
+        if lang == opaque::Lang::Python
+            && let Some(code) = effects::inline_code_index(c).and_then(|i| c.args.get(i)).map(|w| w.text.clone())
+        {
+            // An allowed module shadowed by a file in the working directory (written now or there).
+            for line in code.lines() {
+                let l = line.trim();
+                let names: Vec<&str> = if let Some(r) = l.strip_prefix("import ") {
+                    r.split(',').filter_map(|m| m.split_whitespace().next()).collect()
+                } else if let Some(r) = l.strip_prefix("from ") {
+                    r.split_whitespace().next().into_iter().collect()
+                } else {
+                    continue;
+                };
+                for m in names
+                    .iter()
+                    .map(|m| m.split('.').next().unwrap_or(m))
+                    .flat_map(|m| m.split(';'))
+                    .filter(|m| !m.is_empty())
+                {
+                    let f = self.cwd().join(format!("{m}.py"));
+                    if f.exists() || self.predicted.contains(&f) {
+                        return Some(opaque::Opaque::ev(format!(
+                            "`{m}` is shadowed by `{m}.py` in the working directory"
+                        )));
+                    }
+                }
+            }
         }
         let inline = effects::inline_code_index(c);
         match (inline, effects::interpreter_code_arg(c)) {
@@ -1606,34 +1767,98 @@ impl Analysis<'_> {
     /// Build tools reading their recipes from outside the workspace (`make -C /tmp/x`, `make -f
     /// /tmp/evil.mk`, `ninja -f …`, `cmake -P …`, `just -f …`): someone else's code.
     fn foreign_recipes(&self, c: &Command) -> Option<opaque::Opaque> {
-        let opts: &[&str] = match c.program.as_str() {
-            "make" | "gmake" | "bmake" => &["-C", "--directory", "-f", "--file", "--makefile", "-I", "--include-dir"],
-            "ninja" | "samu" => &["-C", "-f"],
-            "cmake" => &["-P", "-C", "-S", "-B"],
-            "just" => &["-f", "--justfile", "-d", "--working-directory"],
-            "rake" => &["-f", "--rakefile", "-C", "--directory"],
-            "meson" | "scons" | "bazel" | "gradle" | "mvn" => &["-C", "-f", "--file", "-p", "--project-dir"],
-            _ => return None,
-        };
+        let p = c.program.as_str();
+        let tool = BUILD_TOOLS.contains(&p)
+            || TEST_TOOLS.contains(&p)
+            || matches!(
+                p,
+                "just"
+                    | "rake"
+                    | "task"
+                    | "tox"
+                    | "nox"
+                    | "pre-commit"
+                    | "composer"
+                    | "ant"
+                    | "bundle"
+                    | "samu"
+                    | "scons"
+                    | "bazel"
+                    | "pip"
+                    | "pip3"
+                    | "uv"
+                    | "poetry"
+                    | "pipx"
+                    | "gem"
+                    | "nix"
+                    | "nix-shell"
+                    | "jupyter"
+                    | "java"
+                    | "kotlinc"
+                    | "tcc"
+                    | "dotnet"
+                    | "deno"
+                    | "bun"
+                    | "node"
+                    | "Rscript"
+            );
+        if !tool {
+            return None;
+        }
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        if texts.iter().any(|t| {
+            t.starts_with("SHELL=")
+                || t.starts_with("SHELL:=")
+                || t.starts_with(".SHELLFLAGS")
+                || t.starts_with("exec:")
+        }) {
+            return Some(opaque::Opaque::ev(format!("`{p}` is told to run another program (`SHELL=`, `exec:`)")));
+        }
         for (i, t) in texts.iter().enumerate() {
-            let value = if opts.contains(t) {
-                texts.get(i + 1).copied()
-            } else {
-                opts.iter().find_map(|o| {
-                    t.strip_prefix(&format!("{o}="))
-                        .or_else(|| (o.len() == 2).then(|| t.strip_prefix(o)).flatten().filter(|v| !v.is_empty()))
-                })
+            // Any path the tool is given — an operand, an option's value — outside the workspace:
+            // recipes, manifests, init scripts, tests or packages someone else wrote.
+            let value = match t.split_once('=') {
+                Some((o, v)) if o.starts_with('-') => v.split_once('=').map_or(v, |(_, x)| x),
+                _ if !t.starts_with('-') => t,
+                _ => continue,
             };
-            let Some(v) = value else { continue };
-            let outside = match resolve_under(self.cwd(), Path::new(v)) {
-                Ok(p) => !p.starts_with(self.workspace()),
+            let remote = value.contains("://")
+                || value.starts_with("git+")
+                || value.starts_with("github:")
+                || value.starts_with("gitlab:");
+            if remote
+                && matches!(
+                    p,
+                    "pip"
+                        | "pip3"
+                        | "pipx"
+                        | "uv"
+                        | "npm"
+                        | "pnpm"
+                        | "yarn"
+                        | "bun"
+                        | "gem"
+                        | "nix"
+                        | "go"
+                        | "cargo"
+                        | "deno"
+                        | "poetry"
+                )
+            {
+                return Some(opaque::Opaque::ev(format!("`{p}` installs or runs code from `{value}`")));
+            }
+            if !(value.starts_with('/') || value.starts_with('~') || value.starts_with(".."))
+                || value.starts_with("/dev/null")
+            {
+                continue;
+            }
+            let outside = match resolve_under(self.cwd(), Path::new(value)) {
+                Ok(q) => !q.starts_with(self.workspace()),
                 Err(_) => true,
             };
-            if outside || c.args.get(i + 1).is_some_and(|w| w.dynamic) {
+            if outside || c.args.get(i).is_some_and(|w| w.dynamic) {
                 return Some(opaque::Opaque::ev(format!(
-                    "`{}` reads its recipes from `{v}`, outside the workspace",
-                    c.program
+                    "`{p}` is given `{value}`, outside the workspace, where it may find recipes or code to run"
                 )));
             }
         }

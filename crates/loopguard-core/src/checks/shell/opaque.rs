@@ -93,7 +93,6 @@ const PY_MODULES: &[&str] = &[
     "pprint",
     "enum",
     "dataclasses",
-    "typing",
     "operator",
     "copy",
     "heapq",
@@ -106,7 +105,6 @@ const PY_MODULES: &[&str] = &[
     "shlex",
     "difflib",
     "colorsys",
-    "argparse",
     "abc",
     "numbers",
     "zlib",
@@ -116,6 +114,12 @@ const PY_MODULES: &[&str] = &[
 
 /// Python modules that exist to run code, load native code or spawn terminals.
 const PY_EVASIVE: &[&str] = &[
+    "timeit",
+    "site",
+    "asyncio",
+    "typing",
+    "argparse",
+    "fileinput",
     "pty",
     "ctypes",
     "importlib",
@@ -442,6 +446,10 @@ const PROCESS_CALLS: &[&str] = &[
     "popen3",
     "exec",
     "subprocess.run",
+    "create_subprocess_shell",
+    "create_subprocess_exec",
+    "posix_spawn",
+    "posix_spawnp",
     "subprocess.call",
     "run_command",
     "pty.spawn",
@@ -533,7 +541,7 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
                     return Some(Opaque::ev(format!("it runs a command built at run time (`{name}`)")));
                 }
             } else if !t.starts_with("==")
-                && (t.starts_with(['=', ',', ')', ';', '\n', '}'])
+                && (t.starts_with(['=', ',', ')', ';', '\n', '}', '.'])
                     || t.is_empty()
                     || code[..at].trim_end().ends_with("import")
                     || code[..at].trim_end().ends_with(" as")
@@ -563,8 +571,21 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
     if runs_process && network {
         return Some(Opaque::ev("it both reaches the network and runs processes"));
     }
-    let local_data =
-        ["open(", "readFile", "process.env", "os.environ", "getenv", "ENV[", "$ENV{", "read_text", "File.read"];
+    let local_data = [
+        "open(",
+        "readFile",
+        "process.env",
+        "os.environ",
+        "getenv",
+        "ENV[",
+        "$ENV{",
+        "read_text",
+        "File.read",
+        "read_bytes",
+        "fileinput",
+        "createReadStream",
+        "readdir",
+    ];
     if network && local_data.iter().any(|d| code.contains(d)) {
         return Some(Opaque::ev("it reads local files or the environment and reaches the network"));
     }
@@ -745,7 +766,60 @@ fn first_literal_arg(rest: &str) -> Option<(String, &str)> {
     (!lit.contains('\\')).then(|| (lit.to_string(), &body[end + 1..]))
 }
 
+/// Python code without its `#` comments (outside string literals), so a quote in a comment
+/// cannot open a string that hides the code after it.
+fn strip_py_comments(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut quote: Option<char> = None;
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '#') => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+                continue;
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), d) if d == q => quote = None,
+            (Some(_), '\\') => {
+                out.push(c);
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn python(code: &str) -> Result<Vec<String>, Opaque> {
+    let stripped = strip_py_comments(code);
+    let code = stripped.as_str();
+    let sys_path_changed = [
+        "sys.path.insert",
+        "sys.path.append",
+        "sys.path.extend",
+        "sys.path[",
+        "sys.path =",
+        "sys.path=",
+        "sys.path +=",
+    ]
+    .iter()
+    .any(|m| code.contains(m));
+    if sys_path_changed
+        || code.contains("chdir")
+        || code.contains("read_bytes")
+        || code.contains("read_text") && code.contains("http")
+    {
+        return Err(Opaque::ev("it changes where modules or relative paths are found, or sends file contents"));
+    }
     let mut first: Option<Opaque> = None;
     let ids = idents(code, &[], false);
     let mut reads = Vec::new();
@@ -959,6 +1033,23 @@ const FS_LOOK: &[&str] = &[
 ];
 
 fn js(code: &str) -> Result<Vec<String>, Opaque> {
+    for m in [
+        "'vm'",
+        "\"vm\"",
+        "'node:vm'",
+        "'worker_threads'",
+        "'module'",
+        "'inspector'",
+        "'v8'",
+        "chdir",
+        "createReadStream",
+    ] {
+        if code.contains(m) {
+            return Err(Opaque::ev(format!(
+                "it uses {m}, which runs code, moves the working directory or streams files"
+            )));
+        }
+    }
     let mut first: Option<Opaque> = None;
     let ids = idents(code, &['`'], false);
     let mut reads = Vec::new();
@@ -1103,7 +1194,8 @@ fn perl(code: &str) -> Result<Vec<String>, Opaque> {
             }
             continue;
         }
-        if PERL_NAMES.contains(&name) && id.before != Some('>') && id.before != Some('{') {
+        let name = name.rsplit("::").next().unwrap_or(name);
+        if PERL_NAMES.contains(&name) && id.before != Some('>') && (id.before != Some('{') || id.name.contains("::")) {
             return Err(Opaque::ev(format!("it calls `{name}`, which evaluates code or reaches files or processes")));
         }
         if id.before == Some('&') {
@@ -1175,7 +1267,9 @@ fn ruby(code: &str) -> Result<Vec<String>, Opaque> {
                 None => return Err(Opaque::ev("it loads code whose name is only known at run time")),
             }
         }
-        if RUBY_NAMES.contains(&name) && id.before != Some(':') {
+        // `:system` is a symbol (data) — but `::Kernel`, `Kernel::exec` name the constant.
+        let symbol = id.before == Some(':') && !code[..code.len() - id.rest.len() - name.len()].ends_with("::");
+        if RUBY_NAMES.contains(&name) && !symbol {
             return Err(Opaque::ev(format!(
                 "it uses `{name}`, which evaluates code or reaches files, processes or the network"
             )));
@@ -1190,6 +1284,19 @@ fn ruby(code: &str) -> Result<Vec<String>, Opaque> {
 fn php(code: &str) -> Result<Vec<String>, Opaque> {
     if code.contains('`') {
         return Err(Opaque::ev("it runs a shell command (backticks)"));
+    }
+    // A function named in a string is called by name (`array_filter($a, 'exec')`).
+    for q in ['\'', '"'] {
+        for lit in code.split(q).skip(1).step_by(2) {
+            if PHP_NAMES.iter().any(|n| n.eq_ignore_ascii_case(lit.trim()))
+                || lit.trim().eq_ignore_ascii_case("error_log")
+            {
+                return Err(Opaque::ev(format!("it names `{}` in a string, to call it by name", lit.trim())));
+            }
+        }
+    }
+    if code.to_ascii_lowercase().contains("error_log") {
+        return Err(Opaque::ev("it calls `error_log`, which can append to any file"));
     }
     let ids = idents(code, &['"'], true);
     for id in &ids {
