@@ -1910,8 +1910,32 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
 /// (`print > "file"`); a program from a file (`-f`) is not read.
 fn awk(c: &Command) -> Option<String> {
     let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-    if texts.iter().any(|t| *t == "-f" || t.starts_with("--file") || (t.starts_with("-f") && t.len() > 2)) {
-        return Some(format!("`{}` runs a program file the analysis does not read", c.program));
+    let long =
+        |t: &str, full: &str| t.starts_with("--") && t.len() > 3 && full.starts_with(t.split('=').next().unwrap_or(t));
+    if texts.iter().any(|t| {
+        long(t, "--file")
+            || long(t, "--include")
+            || long(t, "--load")
+            || long(t, "--exec")
+            || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(['f', 'i', 'l', 'E']))
+    }) {
+        return Some(format!("`{}` runs a program file or library the analysis does not read", c.program));
+    }
+    // Every program text: `-e`/`--source` ones, then the first operand.
+    let sources: Vec<&str> = texts
+        .iter()
+        .enumerate()
+        .filter_map(|(k, t)| {
+            if *t == "-e" || *t == "--source" { texts.get(k + 1).copied() } else { t.strip_prefix("--source=") }
+        })
+        .collect();
+    for src in &sources {
+        if let Some(w) = awk_text(c, src) {
+            return Some(w);
+        }
+    }
+    if !sources.is_empty() {
+        return None;
     }
     let mut i = 0;
     let mut prog = None;
@@ -1932,6 +1956,11 @@ fn awk(c: &Command) -> Option<String> {
     if c.args.get(i).is_some_and(|w| w.dynamic) {
         return Some(format!("`{}` runs a program built at run time", c.program));
     }
+    awk_text(c, prog)
+}
+
+/// One awk program text.
+fn awk_text(c: &Command, prog: &str) -> Option<String> {
     let squeezed: String = prog.split_whitespace().collect::<Vec<_>>().join(" ");
     if prog.contains('@')
         && prog.split('@').skip(1).any(|r| r.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
@@ -1945,8 +1974,14 @@ fn awk(c: &Command) -> Option<String> {
     for (at, _) in prog.match_indices("print") {
         let stmt: String = prog[at..].chars().take_while(|c| !matches!(c, ';' | '}' | '\n')).collect();
         let mut in_str = false;
+        let mut escaped = false;
         for ch in stmt.chars() {
+            if escaped {
+                escaped = false;
+                continue;
+            }
             match ch {
+                '\\' if in_str => escaped = true,
                 '"' => in_str = !in_str,
                 '|' | '>' if !in_str => {
                     return Some(format!("`{}` sends output to a command or a file from its program", c.program));
@@ -1967,21 +2002,29 @@ fn sed(c: &Command) -> Option<String> {
     let mut scripts = Vec::new();
     let mut i = 0;
     let mut explicit = false;
+    // GNU getopt takes any unambiguous prefix of a long option (`--expr`, `--fil`).
+    let long = |t: &str, full: &str| t.len() > 3 && full.starts_with(t.split('=').next().unwrap_or(t));
     while i < texts.len() {
         let t = texts[i];
-        if t == "-e" || t == "--expression" {
+        if t == "-e" || (t.starts_with("--") && long(t, "--expression") && !t.contains('=')) {
             explicit = true;
-            if let Some(s) = texts.get(i + 1) {
-                scripts.push(*s);
-            }
+            scripts.extend(texts.get(i + 1));
             i += 2;
             continue;
         }
-        if let Some(s) = t.strip_prefix("--expression=") {
+        if t.starts_with("--") && long(t, "--expression") {
             explicit = true;
-            scripts.push(s);
-        } else if t == "-f" || t.starts_with("--file") || (t.starts_with("-f") && t.len() > 2 && !t.starts_with("--")) {
+            scripts.extend(t.split_once('=').map(|(_, v)| v));
+        } else if (t.starts_with("--") && long(t, "--file"))
+            || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains('f'))
+        {
             return Some(format!("`{}` runs a script file the analysis does not read", c.program));
+        } else if t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && t[1..].contains('e') {
+            // `-ne 'script'`: the cluster ends in e, the script is the next word.
+            explicit = true;
+            scripts.extend(texts.get(i + 1));
+            i += 2;
+            continue;
         } else if !t.starts_with('-') && !explicit && scripts.is_empty() {
             scripts.push(t);
             explicit = true;
@@ -2060,10 +2103,10 @@ fn sed_script(script: &str) -> Option<&'static str> {
                 }
             }
             b'a' | b'i' | b'c' | b'r' | b'R' | b'b' | b't' | b'T' | b':' | b'l' | b'q' | b'Q' | b'L' => {
-                // Text or label to the end of the line.
+                // Text to the end of the line; a label or a branch target ends at `;` too (GNU).
                 while i < b.len()
                     && b[i] != b'\n'
-                    && !(matches!(cmd, b'b' | b't' | b'T' | b'q' | b'Q' | b'l' | b'L') && b[i] == b';')
+                    && !(matches!(cmd, b'b' | b't' | b'T' | b'q' | b'Q' | b'l' | b'L' | b':') && b[i] == b';')
                 {
                     i += 1;
                 }

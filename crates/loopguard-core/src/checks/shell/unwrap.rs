@@ -391,7 +391,12 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
             Wrap::At(skip_options(words, i + 1, &["-t", "--target", "-S", "-G", "--setuid", "--setgid"]))
         }
         "runuser" => Wrap::At(skip_options(words, i + 1, &["-u", "-g", "-G", "--user", "--group"])),
-        "busybox" => Wrap::At(i + 1),
+        "busybox" | "toybox" => Wrap::At(i + 1),
+        "setarch" | "linux32" | "linux64" | "i386" | "x86_64" | "arch" if words.len() > i + 1 => {
+            // `setarch ARCH [opts] CMD`, `linux64 CMD`.
+            let j = if prog == "setarch" { i + 2 } else { i + 1 };
+            Wrap::At(skip_options(words, j, &["-B", "--32bit"]))
+        }
         "parallel"
             if words.iter().skip(i + 1).any(|w| w.text.starts_with(":::"))
                 || skip_options(words, i + 1, &["-j", "-n", "-N", "-a", "--arg-file", "-d", "-S", "--sshlogin"])
@@ -594,14 +599,25 @@ fn unwrap_segment(
         }
     }
     let Some(w) = words.get(i) else {
-        // No program (only assignments or redirections): its redirections still act, and its
-        // assignments stay in force for the rest of the shell.
+        // Only wrappers (`sudo -s`, `doas -s`, `env`): the last wrapper is what runs, with its
+        // options. Only assignments or redirections: no program; the redirections still act,
+        // and the assignments stay in force for the rest of the shell.
+        if let Some(k) =
+            (0..i).rev().find(|k| words.get(*k).is_some_and(|w| !is_assignment(w) && !w.text.starts_with('-')))
+        {
+            let mut cmd = make(&words[k].text, &words[k + 1..i], words[k].dynamic, wrappers);
+            cmd.assigns = assigns_before(k);
+            out.push(cmd);
+            return Ok(());
+        }
         let mut cmd = make("", &[], false, wrappers);
         cmd.assigns = assigns_before(i);
         out.push(cmd);
         return Ok(());
     };
-    let mut cmd = make(&w.text, &words[i + 1..], w.dynamic, wrappers);
+    // `{rm,-rf,~}`: brace expansion builds the command itself.
+    let braced = !w.quoted && w.text.starts_with('{') && w.text.contains(',') && w.text.ends_with('}');
+    let mut cmd = make(&w.text, &words[i + 1..], w.dynamic || braced, wrappers);
     cmd.assigns = assigns_before(i);
     nested(&cmd, home, depth, out)?;
     out.push(cmd);
