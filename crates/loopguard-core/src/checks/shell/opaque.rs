@@ -1318,6 +1318,31 @@ fn php(code: &str) -> Result<Vec<String>, Opaque> {
 
 /// Environment variables that make a later program run code or load a library.
 pub const CODE_ENV: &[&str] = &[
+    "PYTHONUSERBASE",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "OPENSSL_MODULES",
+    "PSQLRC",
+    "PSQL_EDITOR",
+    "CURL_HOME",
+    "WGETRC",
+    "BUNDLE_GEMFILE",
+    "npm_config_userconfig",
+    "npm_config_globalconfig",
+    "NPM_CONFIG_USERCONFIG",
+    "CARGO_HOME",
+    "CARGO_BUILD_RUSTC",
+    "GOENV",
+    "MANOPT",
+    "CDPATH",
+    "HISTFILE",
+    "BASH_ALIASES",
+    "BASH_CMDS",
+    "GLOBIGNORE",
+    "SSL_CERT_FILE",
+    "GIT_SSL_CAINFO",
+    "REQUESTS_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
     "BASH_ENV",
     "ENV",
     "PS4",
@@ -1398,7 +1423,12 @@ pub fn code_env(assignment: &str) -> Option<&str> {
         || name.starts_with("GIT_CONFIG_KEY_")
         || name.starts_with("GIT_CONFIG_VALUE_")
         || name.starts_with("BASH_FUNC_")
-        || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
+        || (name.starts_with("CARGO_TARGET_") && (name.ends_with("_RUNNER") || name.ends_with("_LINKER")))
+        || name.starts_with("YARN_")
+        || name.starts_with("BASH_ALIASES[")
+        || name.starts_with("BASH_CMDS[")
+        || (name == "RUSTFLAGS" && (value.contains("linker") || value.contains("-Z") || value.contains("plugin")))
+        || (name == "NODE_OPTIONS" && value.contains("openssl-config"))
         || (matches!(name, "PS0" | "PS1" | "PS2" | "PS3") && (value.contains("$(") || value.contains('`')))
         || (name == "PATH" && !path_is_ordinary(value))
         || (name == "GOFLAGS" && (value.contains("toolexec") || value.contains("-exec")))
@@ -1424,7 +1454,7 @@ pub fn code_env(assignment: &str) -> Option<&str> {
 /// per-user tool directories, or directories of the workspace.
 fn path_is_ordinary(value: &str) -> bool {
     value.split(':').all(|e| {
-        matches!(e, "$PATH" | "${PATH}" | "")
+        matches!(e, "$PATH" | "${PATH}")
             || [
                 "$VIRTUAL_ENV",
                 "${VIRTUAL_ENV}",
@@ -1443,7 +1473,13 @@ fn path_is_ordinary(value: &str) -> bool {
             ]
             .iter()
             .any(|p| e.starts_with(p) && !e.contains(".."))
-            || (!e.starts_with('/') && !e.starts_with('~') && !e.starts_with('$') && !e.split('/').any(|c| c == ".."))
+            || (!e.is_empty()
+                && e != "."
+                && e != "./"
+                && !e.starts_with('/')
+                && !e.starts_with('~')
+                && !e.starts_with('$')
+                && !e.split('/').any(|c| c == ".."))
             || ["/usr/", "/bin", "/sbin", "/opt/", "/nix/", "/snap/"].iter().any(|p| e.starts_with(p))
             || [
                 "/.cargo/bin",
@@ -1518,6 +1554,25 @@ pub fn harmless_value(name: &str, value: &str) -> bool {
 /// git configuration keys whose value is a program git runs (or a place it runs programs from).
 pub fn git_exec_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
+    let more = (k.starts_with("gpg.") && (k.ends_with(".program") || k.ends_with("keycommand")))
+        || k == "interactive.difffilter"
+        || (k.starts_with("submodule.") && k.ends_with(".update"))
+        || (k.starts_with("trailer.") && (k.ends_with(".command") || k.ends_with(".cmd")))
+        || (k.starts_with("man.") && (k.ends_with(".cmd") || k.ends_with(".path")))
+        || (k.starts_with("browser.") && (k.ends_with(".cmd") || k.ends_with(".path")))
+        || (k.contains("tool.") && (k.ends_with(".path") || k.ends_with(".cmd")))
+        || matches!(
+            k.as_str(),
+            "diff.guitool"
+                | "merge.guitool"
+                | "core.hookspath"
+                | "sendemail.sendmailcmd"
+                | "sendemail.tocmd"
+                | "sendemail.cccmd"
+        );
+    if more {
+        return true;
+    }
     let exact = [
         "core.fsmonitor",
         "core.pager",
@@ -1560,6 +1615,14 @@ pub fn git_exec_key(key: &str) -> bool {
         || (k.starts_with("url.") && k.ends_with(".insteadof"))
         || k.starts_with("protocol.")
         || k.starts_with("core.sshcommand")
+}
+
+/// Whether a path lies in a world-writable directory (`/tmp`, `/var/tmp`, `/dev/shm`), where
+/// anyone could have planted what it names.
+pub fn world_writable(v: &str) -> bool {
+    let v = v.trim_start_matches(['\'', '"']);
+    ["/tmp/", "/var/tmp/", "/dev/shm/"].iter().any(|d| v.starts_with(d))
+        || matches!(v, "/tmp" | "/var/tmp" | "/dev/shm")
 }
 
 /// Package runners: they run a package's code, found locally (`node_modules/.bin`) or downloaded.
@@ -1615,6 +1678,112 @@ pub fn package_runner(c: &Command) -> Option<(String, Option<String>)> {
 /// interpreters and script files are the caller's: they need the file system.
 pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
     let p = c.program.as_str();
+    // A program, library or configuration named in a world-writable directory, through an
+    // option or the environment: someone else's code (`-u /tmp/x.vim`, `-I /tmp/x.so`,
+    // `OPENSSL_CONF=/tmp/x`). Output options and temp-directory variables are not code.
+    const OUTPUTS: &[&str] = &[
+        "-o",
+        "--output",
+        "--out",
+        "--out-dir",
+        "--output-dir",
+        "--outdir",
+        "--target-dir",
+        "--log-file",
+        "--logfile",
+        "--cache-dir",
+        "--tmpdir",
+        "--tmp",
+        "--temp",
+        "--workdir",
+        "-O",
+        "--dest",
+        "--destination",
+        "--directory",
+        "--root",
+        "--prefix-out",
+        "--junitxml",
+        "--basetemp",
+        "--cov-report",
+        "--report",
+        "--results",
+    ];
+    if !matches!(
+        p,
+        "cp" | "mv"
+            | "ln"
+            | "ls"
+            | "cat"
+            | "rm"
+            | "mkdir"
+            | "touch"
+            | "tar"
+            | "unzip"
+            | "zip"
+            | "rsync"
+            | "scp"
+            | "diff"
+            | "grep"
+            | "rg"
+            | "find"
+            | "tee"
+            | "head"
+            | "tail"
+            | "less"
+            | "stat"
+            | "du"
+            | "chmod"
+            | "chown"
+            | "cd"
+            | "echo"
+            | "printf"
+            | "mktemp"
+            | "file"
+            | "wc"
+            | "sort"
+            | "curl"
+            | "wget"
+            | "git"
+            | "cmp"
+            | "xxd"
+            | "od"
+            | "sha256sum"
+            | "md5sum"
+            | "test"
+            | "["
+            | "realpath"
+            | "readlink"
+            | "basename"
+            | "dirname"
+            | "install"
+            | "dd"
+            | "truncate"
+    ) {
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        for (k, t) in texts.iter().enumerate() {
+            let (opt, value) = match t.split_once('=') {
+                Some((o, v)) if o.starts_with('-') => (o, v),
+                _ if t.starts_with('-') => (*t, texts.get(k + 1).copied().unwrap_or("")),
+                _ => continue,
+            };
+            let value = value.rsplit_once('=').map_or(value, |(_, v)| v);
+            if world_writable(value) && !OUTPUTS.contains(&opt) {
+                return Some(Opaque::ev(format!("`{p} {opt}` names `{value}`, in a world-writable directory")));
+            }
+        }
+    }
+    for a in assigns {
+        if let Some((name, value)) = a.split_once('=')
+            && world_writable(value)
+            && !(name.ends_with("DIR")
+                || name.ends_with("TMP")
+                || name.ends_with("TEMP")
+                || name.contains("OUT")
+                || name.contains("LOG"))
+        {
+            return Some(Opaque::ev(format!("`{name}` names `{value}`, in a world-writable directory")));
+        }
+    }
     if matches!(p, "docker" | "podman" | "nerdctl") {
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
         let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
@@ -1718,7 +1887,19 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
                     || o.starts_with("match")
             })
             .and_then(|_| why("runs a local command from its options"))
-            .or_else(|| has("-F").then(|| format!("`{p}` reads a configuration file that can run commands"))),
+            .or_else(|| has("-F").then(|| format!("`{p}` reads a configuration file that can run commands")))
+            .or_else(|| {
+                texts
+                    .iter()
+                    .find(|t| {
+                        matches!(**t, "-R" | "-D" | "-w" | "-I")
+                            || t.starts_with("-R")
+                            || (t.starts_with('-') && !t.starts_with("--") && t.contains('R'))
+                            || t.to_ascii_lowercase().contains("provider=")
+                            || t.to_ascii_lowercase().contains("pkcs11")
+                    })
+                    .and_then(|t| why(&format!("opens a tunnel or loads a library from its options (`{t}`)")))
+            }),
         "expect" | "unbuffer" => why("runs the commands of a script"),
         "docker" | "podman" | "nerdctl" => {
             let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
@@ -1769,10 +1950,16 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
             .or_else(|| texts.iter().find(|t| matches!(**t, "-f" | "--file" | "-i")))
             .and_then(|_| why("runs shell commands or a script from its arguments")),
         "gnuplot" | "octave" | "matlab" | "maxima" => why("runs a script that can run programs"),
-        "apt" | "apt-get" | "aptitude" => texts
+        "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "rpm" => texts
             .iter()
             .find(|t| t.contains("Invoke") || t.contains("::="))
-            .and_then(|t| why(&format!("runs commands from its options (`{t}`)"))),
+            .and_then(|t| why(&format!("runs commands from its options (`{t}`)")))
+            .or_else(|| {
+                texts
+                    .iter()
+                    .any(|t| t.ends_with(".deb") || t.ends_with(".rpm") || t.starts_with('/') || t.starts_with("./"))
+                    .then(|| format!("`{p}` installs a package file with its maintainer scripts"))
+            }),
         "go" => texts
             .iter()
             .find(|t| {
@@ -1885,10 +2072,59 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
             .iter()
             .find(|t| {
                 let u = t.to_ascii_uppercase();
-                u.starts_with("EXEC:") || u.starts_with("SYSTEM:")
+                u.starts_with("EXEC:") || u.starts_with("SYSTEM:") || u.starts_with("SHELL:")
             })
             .and_then(|_| why("runs a program on a connection")),
         "strace" | "ltrace" | "valgrind" | "perf" => None,
+        "hash" if texts.iter().any(|t| t.starts_with("-p")) => why("binds a command name to another program"),
+        "enable" if texts.iter().any(|t| t.starts_with("-f")) => why("loads a builtin from a shared library"),
+        "history" if texts.iter().any(|t| matches!(*t, "-a" | "-w" | "-r" | "-n")) => {
+            why("writes or reads a history file")
+        }
+        "rustup" if texts.windows(2).any(|w| w == ["toolchain", "link"]) => why("links a toolchain from elsewhere"),
+        "httpd" | "lighttpd" | "nginx" | "caddy" | "miniserve" | "darkhttpd" => why("serves files over the network"),
+        "xterm" | "urxvt" if texts.iter().any(|t| *t == "-display") => why("opens a terminal on another display"),
+        "gh" if texts
+            .windows(2)
+            .any(|w| w == ["extension", "install"] || w == ["alias", "set"] || w == ["ext", "install"]) =>
+        {
+            why("installs an extension or alias that runs code")
+        }
+        "code" | "codium" | "cursor" if texts.iter().any(|t| t.starts_with("--install-extension")) => {
+            why("installs an editor extension")
+        }
+        "dpkg" if texts.iter().any(|t| matches!(*t, "-i" | "--install" | "--unpack")) => {
+            why("installs a package file with its maintainer scripts")
+        }
+        "nix" | "nix-shell" | "nix-env"
+            if texts.iter().any(|t| matches!(*t, "run" | "shell" | "develop" | "-p" | "--run" | "-i")) =>
+        {
+            why("builds and runs a package expression")
+        }
+        "curl"
+            if texts.iter().enumerate().any(|(k, t)| {
+                let opt = t.split('=').next().unwrap_or(t);
+                matches!(
+                    opt,
+                    "-D" | "--dump-header"
+                        | "--etag-save"
+                        | "--output-dir"
+                        | "-c"
+                        | "--cookie-jar"
+                        | "--trace"
+                        | "--trace-ascii"
+                        | "--stderr"
+                        | "--libcurl"
+                        | "--hsts"
+                        | "--alt-svc"
+                ) && {
+                    let v = t.split_once('=').map_or(texts.get(k + 1).copied().unwrap_or(""), |(_, v)| v);
+                    v.starts_with('/') || v.starts_with('~') || v.starts_with("..")
+                }
+            }) =>
+        {
+            why("writes a file outside the workspace from its options")
+        }
         "busybox" | "toybox" => None,
         "trap" => None,
         "coproc" => why("runs a command as a coprocess"),
@@ -2160,10 +2396,14 @@ fn git(c: &Command) -> Option<String> {
         if t.starts_with("ext::") || t.starts_with("fd::") || t.contains("::ext::") {
             return Some("git's `ext::` transport runs a command".into());
         }
-        if t.starts_with("--upload-pack")
-            || t.starts_with("--receive-pack")
-            || t.starts_with("--open-files-in-pager")
-            || t.starts_with("--exec=")
+        let opt = t.split('=').next().unwrap_or(t);
+        let prefix_of = |full: &str| opt.len() >= 5 && full.starts_with(opt);
+        if prefix_of("--upload-pack")
+            || prefix_of("--receive-pack")
+            || prefix_of("--open-files-in-pager")
+            || prefix_of("--exec")
+            || prefix_of("--extcmd")
+            || (opt.starts_with("--ex") && opt.len() >= 4 && ("--exec".starts_with(opt) || "--extcmd".starts_with(opt)))
             || t.starts_with("-O") && t.len() > 2
         {
             return Some(format!("`git … {t}` makes git run a program"));
