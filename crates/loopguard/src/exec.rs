@@ -132,6 +132,14 @@ pub const CREDENTIAL_LOCATIONS: &[&str] = &[
     ".config/pip/pip.conf",
     ".vault-token",
     ".config/loopguard",
+    ".config/git/credentials",
+    ".config/sops",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
 ];
 
 /// Package-manager caches under the home directory that builds may write (each that exists).

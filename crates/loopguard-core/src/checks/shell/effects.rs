@@ -754,7 +754,7 @@ fn interpreter(c: &Command, e: &mut Effects) {
     let flags = inline_flags(p);
     let code = c.args.iter().position(|w| takes_code(&w.text, flags));
     // `perl -pi -e CODE files…`: edits the files in place.
-    let in_place = p == "perl"
+    let in_place = (p == "perl" || p == "ruby")
         && c.args.iter().any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text[1..].contains('i'));
     if in_place && let Some(i) = code {
         for w in c.args.iter().skip(i + 2).filter(|w| !w.text.starts_with('-')) {

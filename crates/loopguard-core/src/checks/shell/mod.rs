@@ -469,6 +469,33 @@ fn analyze_at(
             );
         }
     }
+    // A program file written into a directory that a PATH change in the same line puts first: the
+    // next command of that name is the file just written.
+    let path_dirs: Vec<PathBuf> = cmds
+        .iter()
+        .flat_map(|c| {
+            c.assigns
+                .iter()
+                .chain(c.args.iter().map(|w| &w.text).filter(|_| c.program == "export"))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|a| a.strip_prefix("PATH=").map(str::to_string))
+        .flat_map(|v| v.split(':').map(str::to_string).collect::<Vec<_>>())
+        .filter(|e| !e.starts_with('$') && !e.is_empty())
+        .filter_map(|e| resolve_under(cwd, Path::new(&e)).ok())
+        .collect();
+    if !path_dirs.is_empty() && a.predicted.iter().any(|w| path_dirs.iter().any(|d| w.parent() == Some(d.as_path()))) {
+        a.findings.push(
+            Finding::new(
+                SHELL_HIDDEN_CODE,
+                Verdict::Ask,
+                RiskLevel::High,
+                "The command writes a file into a directory it puts on PATH: a later command of that name runs the file.".to_string(),
+            )
+            .with_remedy("run the file by its path, so the gate can read it."),
+        );
+    }
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
@@ -631,6 +658,10 @@ impl Analysis<'_> {
             // `env -C DIR CMD`: CMD's relative paths are relative to DIR (taken as unknown).
             self.cwd_known = false;
         }
+        self.structural(c);
+        if matches!(c.program.as_str(), "popd" | "cd" if c.program == "popd" || c.args.iter().any(|a| a.text == "-")) {
+            self.cwd_known = false;
+        }
         if let Some(expanded) = self.alias_call(c) {
             let r = analyze_at(&expanded, self.cwd(), self.ctx, &[], self.paths, 1);
             self.absorb(r);
@@ -726,6 +757,115 @@ impl Analysis<'_> {
         e
     }
 
+    /// Shapes that reach outside the workspace or destroy it in ways the per-program effects do
+    /// not model: hard links to files outside (a write through the link changes the original),
+    /// archives extracted with absolute member names, deleting `.git`, globs that sweep the
+    /// whole workspace, tilde forms bash expands at run time.
+    fn structural(&mut self, c: &Command) {
+        let p = c.program.as_str();
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        let opts = |f: &str| {
+            texts.iter().any(|t| {
+                *t == f || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(f.trim_start_matches('-')))
+            })
+        };
+        let hidden = |this: &mut Self, why: String| {
+            this.findings.push(
+                Finding::new(SHELL_HIDDEN_CODE, Verdict::Ask, RiskLevel::High, why)
+                    .with_remedy("leave this to the human, or do it inside the workspace."),
+            )
+        };
+        let outside = |this: &Self, t: &str| {
+            resolve_under(this.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(this.workspace()))
+        };
+        // Hard links: `ln SRC DST` (no -s), `cp -l`, `cp --link`.
+        let hard = (p == "ln" && !opts("-s") && !texts.iter().any(|t| *t == "--symbolic"))
+            || (p == "cp" && (opts("-l") || texts.contains(&"--link")));
+        if hard {
+            let ops: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
+            if let Some(src) = ops.iter().take(ops.len().saturating_sub(1)).find(|t| outside(self, t)) {
+                hidden(
+                    self,
+                    format!(
+                        "`{p}` hard-links `{src}`, outside the workspace: a write through the link changes the original."
+                    ),
+                );
+            }
+        }
+        // Archives with absolute member names.
+        let absolute = match p {
+            "tar" | "gtar" | "bsdtar" => texts.iter().any(|t| {
+                *t == "--absolute-names"
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('P'))
+                    || (!t.starts_with('-')
+                        && texts.first() == Some(t)
+                        && t.contains('P')
+                        && t.chars().all(|ch| ch.is_ascii_alphabetic()))
+            }),
+            "cpio" => opts("-i") || texts.contains(&"--extract"),
+            "unzip" => texts.iter().any(|t| *t == "-:" || (t.starts_with('-') && t.contains(':'))),
+            "pax" => opts("-r"),
+            _ => false,
+        };
+        if absolute {
+            hidden(self, format!("`{p}` extracts members with absolute names, which can land anywhere."));
+        }
+        // Deleting `.git`, or globs that sweep the workspace root.
+        if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv") {
+            for t in texts.iter().filter(|t| !t.starts_with('-')) {
+                let sweeps = t.contains(['*', '?', '['])
+                    && (expand_glob(self.cwd(), t).iter().any(|m| m.file_name().is_some_and(|n| n == ".git"))
+                        || t.trim_start_matches("./")
+                            .chars()
+                            .all(|ch| matches!(ch, '*' | '?' | '[' | ']' | '!' | '.' | '^')));
+                let git = resolve_under(self.cwd(), Path::new(t)).is_ok_and(|q| q == self.workspace().join(".git"));
+                if (sweeps && resolve_under(self.cwd(), Path::new(".")).is_ok_and(|d| d == self.workspace())) || git {
+                    self.findings.push(
+                        Finding::new(
+                            DESTRUCTIVE_RM_WORKSPACE,
+                            Verdict::Deny,
+                            RiskLevel::Critical,
+                            format!("`{p}` of `{t}` would remove the workspace's contents or its history (`.git`)."),
+                        )
+                        .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
+                    );
+                    break;
+                }
+            }
+        }
+        if p == "find" && texts.contains(&"-delete") {
+            let root = texts.iter().take_while(|t| !t.starts_with('-')).copied().next().unwrap_or(".");
+            let filtered = texts.windows(2).any(|w| {
+                matches!(
+                    w[0],
+                    "-name" | "-iname" | "-path" | "-ipath" | "-regex" | "-newer" | "-type" | "-mtime" | "-empty"
+                ) && w[1] != "*"
+            });
+            let star = texts.windows(2).any(|w| matches!(w[0], "-name" | "-iname" | "-path" | "-ipath") && w[1] == "*");
+            if star && !filtered && resolve_under(self.cwd(), Path::new(root)).is_ok_and(|d| d == self.workspace()) {
+                self.findings.push(op_finding(
+                    DESTRUCTIVE_RM_WORKSPACE,
+                    RiskLevel::Critical,
+                    "`find … -delete` over the workspace root with no filter deletes the whole workspace.".into(),
+                ));
+            }
+        }
+        // A read through a tilde form bash expands at run time (`~root/.ssh/id_rsa`, `~-/.env`).
+        for t in texts.iter().filter(|t| t.starts_with('~') && !t.starts_with("~/") && **t != "~") {
+            let rest = t.split_once('/').map_or("", |(_, r)| r);
+            let guess = self.home().map(|h| h.join(rest)).unwrap_or_default();
+            if self.paths.may_be_secret(&guess) || self.paths.may_be_secret(&self.workspace().join(rest)) {
+                self.dynamic(
+                    format!(
+                        "`{p}` reaches `{t}`, which bash expands at run time to a place that may hold credentials."
+                    ),
+                    "name the file by its full path.",
+                );
+                break;
+            }
+        }
+    }
+
     /// A call of a function the line defines, with arguments: its body is analysed with the
     /// arguments in place of `$1`…`$9`, `$@` and `$*`; a body that cannot be found is not
     /// understood.
@@ -795,9 +935,10 @@ impl Analysis<'_> {
         Ok(p)
     }
 
-    /// Whether a path is relative to a directory only known at run time.
+    /// Whether a path is relative to a directory only known at run time — or starts with a tilde
+    /// form the lexer does not expand (`~-`, `~+`, `~user`): bash does, at run time.
     fn unknown_base(&self, p: &str) -> bool {
-        !self.cwd_known && !p.starts_with('/')
+        (!self.cwd_known && !p.starts_with('/')) || p.starts_with('~')
     }
 
     /// A write or delete target: dynamic targets are asked about, broad ones are destructive,
@@ -978,6 +1119,9 @@ impl Analysis<'_> {
             if let Some((_, path)) = t.rsplit_once(':').filter(|_| !t.contains("://")) {
                 candidates.push(path);
             }
+            if let Some((_, path)) = t.split_once('@').filter(|(a, _)| !a.is_empty() && !t.contains("://")) {
+                candidates.push(path);
+            }
             for cand in candidates.into_iter().filter(|c| !c.is_empty() && !c.contains('\n')) {
                 seen += 1;
                 if seen > 64 {
@@ -1096,7 +1240,7 @@ impl Analysis<'_> {
             {
                 self.predicted.push(p);
             }
-            if r.target.dynamic || self.unknown_base(t) {
+            if r.target.dynamic || self.unknown_base(t) || t.starts_with('~') {
                 self.dynamic(
                     format!("The redirection target `{t}` is only known at run time."),
                     "redirect to a literal path inside the workspace.",
@@ -1128,6 +1272,25 @@ impl Analysis<'_> {
             })
         };
         let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
+        if leak.is_none()
+            && let Some(h) = c
+                .stdin_from
+                .iter()
+                .find(|h| effects::is_interpreter(&h.program) || unwrap::SHELLS.contains(&h.program.as_str()))
+        {
+            self.findings.push(
+                Finding::new(
+                    SHELL_HIDDEN_CODE,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!(
+                        "The output of code `{}` runs flows into `{}`, which sends it over the network.",
+                        h.program, c.program
+                    ),
+                )
+                .with_remedy("send only data you produced with plain commands the gate can read."),
+            );
+        }
         if let Some(src) = leak {
             self.findings.push(op_finding(
                 EXFIL_PIPE,
@@ -1526,15 +1689,13 @@ impl Analysis<'_> {
             let top = module.split('.').next().unwrap_or(module);
             if top == "timeit" {
                 // Its arguments (and `-s` setup) are Python statements: read them as such.
-                for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-') || w.text.contains(' ')) {
-                    if w.dynamic {
-                        return Some(opaque::Opaque::ev("`python -m timeit` runs code built at run time"));
-                    }
-                    if let Some(o) = self.plain_code(p, opaque::Lang::Python, &w.text, "its timed code", None) {
-                        return Some(o);
-                    }
+                let snippets: Vec<&Word> =
+                    c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-') || w.text.contains(' ')).collect();
+                if snippets.iter().any(|w| w.dynamic) {
+                    return Some(opaque::Opaque::ev("`python -m timeit` runs code built at run time"));
                 }
-                return None;
+                let code = snippets.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join("\n");
+                return self.plain_code(p, opaque::Lang::Python, &code, "its timed code", Some((rules, depth)));
             }
             if matches!(
                 top,
@@ -1570,6 +1731,9 @@ impl Analysis<'_> {
             }
             for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-')) {
                 let t = w.text.as_str();
+                if t.contains("://") || t.starts_with("git+") {
+                    return Some(opaque::Opaque::ev(format!("`python -m {module}` installs or runs code from `{t}`")));
+                }
                 if (t.starts_with('/') || t.starts_with('~') || t.starts_with(".."))
                     && resolve_under(self.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(self.workspace()))
                 {
@@ -2026,42 +2190,66 @@ impl Analysis<'_> {
         if !runs_later || text.is_empty() {
             return;
         }
-        let code: String = text
-            .lines()
-            .map(|l| {
-                // Recipe lines (`\tcmd`), `key = "cmd"` / `"key": "cmd"` values, `#!` lines.
-                let l = l.trim_start_matches('\t').trim();
-                l.split_once(['=', ':'])
-                    .filter(|(k, _)| !k.contains(' ') && !k.is_empty())
-                    .map_or(l, |(_, v)| v)
-                    .trim()
-                    .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let cleaned: String = code
-            .chars()
-            .map(|ch| if matches!(ch, '{' | '}' | '"' | '\'' | '[' | ']' | ',') { ' ' } else { ch })
-            .collect();
-        let r = analyze_at(&cleaned, self.workspace(), self.ctx, &[], self.paths, MAX_DEPTH - 2);
-        if let Some(f) = r
-            .findings
-            .iter()
-            .find(|f| f.verdict == Verdict::Deny && f.code != SHELL_UNPARSABLE && f.code != SHELL_TOO_LARGE)
-        {
+        if let Some((suffix, message)) = self.deny_in_text(text, true) {
             self.findings.push(
                 Finding::new(
                     SHELL_HIDDEN_CODE,
                     Verdict::Ask,
                     RiskLevel::High,
-                    format!(
-                        "The command writes into `{name}`, which runs later, a command the gate would deny ({}).",
-                        f.message.trim_end_matches('.')
-                    ),
+                    format!("The command writes into `{name}`, which runs later, `{suffix}` ({message})."),
                 )
-                .with_remedy("leave scripts, hooks and recipes that do this to the human."),
+                .with_remedy("leave scripts, hooks, recipes and configuration that do this to the human."),
             );
         }
+    }
+
+    /// The first command inside `text` — any line, any suffix from a word on, with punctuation
+    /// that code and configuration wrap commands in (`{}()[]"',!\`, `key =`) taken away — that
+    /// the gate would deny (or, with `hidden`, that runs code the analysis cannot see into).
+    fn deny_in_text(&self, text: &str, hidden: bool) -> Option<(String, String)> {
+        let mut budget = 48;
+        for line in text.lines().take(32) {
+            let line = line.trim_start_matches('\t').trim();
+            let line = line
+                .split_once(['=', ':'])
+                .filter(|(k, _)| !k.trim().contains(' ') && !k.trim().is_empty() && !k.contains('/'))
+                .map_or(line, |(_, v)| v);
+            let cleaned: String = line
+                .chars()
+                .map(|ch| {
+                    if matches!(ch, '{' | '}' | '(' | ')' | '[' | ']' | '"' | '\'' | '`' | '!' | ',' | '\\') {
+                        ' '
+                    } else {
+                        ch
+                    }
+                })
+                .collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(cleaned.char_indices().filter(|(i, ch)| *i > 0 && ch.is_whitespace()).map(|(i, _)| i + 1))
+                .filter(|i| *i < cleaned.len())
+                .collect();
+            for start in starts.into_iter().take(12) {
+                let suffix = cleaned[start..].trim();
+                if suffix.is_empty() {
+                    continue;
+                }
+                budget -= 1;
+                if budget == 0 {
+                    return None;
+                }
+                let r = analyze_at(suffix, self.cwd(), self.ctx, &[], self.paths, MAX_DEPTH - 3);
+                let glob = suffix.contains(['*', '?']);
+                if let Some(f) = r.findings.iter().find(|f| {
+                    (f.verdict == Verdict::Deny || (hidden && f.code == SHELL_HIDDEN_CODE))
+                        && f.code != SHELL_UNPARSABLE
+                        && f.code != SHELL_TOO_LARGE
+                        && !(glob && f.code == CREDENTIAL_READ)
+                }) {
+                    return Some((suffix.chars().take(80).collect(), f.message.trim_end_matches('.').to_string()));
+                }
+            }
+        }
+        None
     }
 
     /// Merges a nested analysis into this one.

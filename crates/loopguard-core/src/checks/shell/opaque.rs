@@ -618,6 +618,13 @@ pub fn literal_writes(code: &str) -> Vec<String> {
 
 /// Calls that write a file: their first argument is the path.
 const WRITE_CALLS: &[&str] = &[
+    "os.rename",
+    "os.replace",
+    "shutil.move",
+    "shutil.copy",
+    "shutil.copyfile",
+    "os.symlink",
+    "os.link",
     "writeFileSync",
     "appendFileSync",
     "writeFile",
@@ -1515,7 +1522,12 @@ pub fn harmless_value(name: &str, value: &str) -> bool {
         let prog = v.split_whitespace().next().unwrap_or("");
         return v.is_empty()
             || (matches!(prog, "cat" | "less" | "more" | "head" | "tail" | "bat" | "most")
-                && v.split_whitespace().skip(1).all(|a| a.starts_with('-') && !a.contains(['|', '!', '$', '`', ';'])));
+                && v.split_whitespace().skip(1).all(|a| {
+                    a.starts_with('-')
+                        && !a.contains(['|', '!', '$', '`', ';', '/', '='])
+                        && !a.starts_with("--lesskey")
+                        && !a.starts_with("-k")
+                }));
     }
     if editor {
         return matches!(v, "true" | ":" | "cat" | "vi" | "vim" | "nvim" | "nano" | "emacs" | "code --wait" | "false");
@@ -1534,6 +1546,9 @@ pub fn harmless_value(name: &str, value: &str) -> bool {
             "--print",
             "--env-file",
             "--experimental-policy",
+            "--openssl-config",
+            "--openssl-shared-config",
+            "--snapshot-blob",
         ]
         .iter()
         .any(|o| {
@@ -1713,7 +1728,6 @@ pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
         "cp" | "mv"
             | "ln"
             | "ls"
-            | "cat"
             | "rm"
             | "mkdir"
             | "touch"
@@ -1722,42 +1736,23 @@ pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
             | "zip"
             | "rsync"
             | "scp"
-            | "diff"
-            | "grep"
-            | "rg"
             | "find"
-            | "tee"
-            | "head"
-            | "tail"
-            | "less"
-            | "stat"
-            | "du"
             | "chmod"
             | "chown"
             | "cd"
             | "echo"
             | "printf"
             | "mktemp"
-            | "file"
-            | "wc"
-            | "sort"
             | "curl"
             | "wget"
             | "git"
-            | "cmp"
-            | "xxd"
-            | "od"
-            | "sha256sum"
-            | "md5sum"
             | "test"
             | "["
-            | "realpath"
-            | "readlink"
-            | "basename"
-            | "dirname"
             | "install"
             | "dd"
             | "truncate"
+            | "du"
+            | "stat"
     ) {
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
         for (k, t) in texts.iter().enumerate() {
@@ -1851,6 +1846,8 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
                         | "confirm-before"
                         | "set-option"
                         | "set"
+                        | "-c"
+                        | "-f"
                 )
             })
             .and_then(|_| why("starts a command in a session the analysis cannot follow")),
@@ -1863,6 +1860,7 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
         "systemd-run" | "run0" | "pkexec" | "machinectl" | "launchctl" | "nsenter" | "firejail" | "bwrap" | "proot" => {
             why("runs a command elsewhere")
         }
+        "sftp" if texts.iter().any(|t| t.starts_with("-b")) => why("runs a batch of transfer commands"),
         "scp" | "sftp" | "rsync"
             if texts.iter().any(|t| {
                 t.to_ascii_lowercase().contains("proxycommand") || t.to_ascii_lowercase().contains("localcommand")

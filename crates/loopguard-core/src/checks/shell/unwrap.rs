@@ -100,6 +100,18 @@ impl Command {
     }
 }
 
+/// The program's name as the tables know it: the base name, with a Debian alternative's suffix
+/// taken off (`nc.traditional`, `nc.openbsd`, `netcat.traditional` → `nc`/`netcat`).
+fn program_name(path: &str) -> String {
+    let b = basename(path);
+    match b.split_once('.') {
+        Some((n, alt)) if matches!(alt, "traditional" | "openbsd" | "nmap" | "real" | "orig" | "distrib") => {
+            n.to_string()
+        }
+        _ => b.to_string(),
+    }
+}
+
 fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
@@ -534,7 +546,7 @@ fn unwrap_segment(
             .map(|a| if xargs && a.text.contains("{}") { Word { dynamic: true, ..a.clone() } } else { a.clone() })
             .collect();
         Command {
-            program: basename(program_path).to_string(),
+            program: program_name(program_path),
             program_path: program_path.to_string(),
             dynamic_operands: xargs,
             arg_sources: args.iter().map(|a| heads(segments, a.subst)).collect(),
@@ -674,12 +686,18 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     // with its code (`anything … sh -c 'CMD'`). Analysed as what runs; too much is only stricter.
     let start = if ARGV_RUNNERS.contains(&program) {
         cmd.args.iter().position(|a| a.text == "--").map(|k| k + 1).or_else(|| {
-            cmd.args.iter().position(|a| is_code_program(&a.text) || super::known_program(basename(&a.text)))
+            cmd.args.iter().position(|a| {
+                !a.text.starts_with('-')
+                    && (is_code_program(&a.text) || super::known_program(basename(&a.text)) || a.text.contains('/'))
+            })
         })
     } else {
         cmd.args.iter().enumerate().find_map(|(k, a)| {
             let next = cmd.args.get(k + 1).map(|n| n.text.as_str()).unwrap_or("");
-            (is_code_program(&a.text) && (next.starts_with('-') || next.is_empty() || next == "<<<")).then_some(k)
+            // A shell or interpreter with its code flag, or a shell with a script path.
+            let script_path = SHELLS.contains(&basename(&a.text)) && (next.contains('/') || next.ends_with(".sh"));
+            (is_code_program(&a.text) && (next.starts_with('-') || next.is_empty() || next == "<<<" || script_path))
+                .then_some(k)
         })
     };
     if let Some(k) = start.filter(|k| *k < cmd.args.len()) {
