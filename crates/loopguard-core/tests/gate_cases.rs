@@ -88,6 +88,7 @@ fn shell_fixture_cases() {
                 "block" => d.verdict() != Verdict::Allow,
                 "confine" => d.verdict() == Verdict::Allow && d.must_confine(),
                 "allow" => d.verdict() == Verdict::Allow && !d.must_confine(),
+                "pass" => d.verdict() == Verdict::Allow,
                 v => d.verdict() == Verdict::parse(v).unwrap(),
             };
             let got_code = d.reasons().first().map_or("-", |r| r.code.as_str());

@@ -499,6 +499,9 @@ fn analyze_at(
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
+    // The same finding from two routes (a program's own reads and the any-program rule) once.
+    let mut seen = std::collections::HashSet::new();
+    a.findings.retain(|f| seen.insert((f.code.clone(), f.message.clone())));
     report.findings = a.findings;
     report.required = Some(a.required);
     report.predicted_writes = a.predicted;
@@ -779,7 +782,7 @@ impl Analysis<'_> {
             resolve_under(this.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(this.workspace()))
         };
         // Hard links: `ln SRC DST` (no -s), `cp -l`, `cp --link`.
-        let hard = (p == "ln" && !opts("-s") && !texts.iter().any(|t| *t == "--symbolic"))
+        let hard = (p == "ln" && !opts("-s") && !texts.contains(&"--symbolic"))
             || (p == "cp" && (opts("-l") || texts.contains(&"--link")));
         if hard {
             let ops: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();

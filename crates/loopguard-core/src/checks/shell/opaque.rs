@@ -601,6 +601,9 @@ pub fn literal_writes(code: &str) -> Vec<String> {
             if code[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
                 continue;
             }
+            if ["copy", "move", "rename", "replace", "symlink", "link"].iter().any(|x| name.contains(x)) {
+                continue; // the first argument is the source
+            }
             let Some((path, after)) = first_literal_arg(&code[at + name.len()..]) else { continue };
             let writes = *name != "open" || {
                 let mode: String =
@@ -2081,7 +2084,7 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
         }
         "rustup" if texts.windows(2).any(|w| w == ["toolchain", "link"]) => why("links a toolchain from elsewhere"),
         "httpd" | "lighttpd" | "nginx" | "caddy" | "miniserve" | "darkhttpd" => why("serves files over the network"),
-        "xterm" | "urxvt" if texts.iter().any(|t| *t == "-display") => why("opens a terminal on another display"),
+        "xterm" | "urxvt" if texts.contains(&"-display") => why("opens a terminal on another display"),
         "gh" if texts
             .windows(2)
             .any(|w| w == ["extension", "install"] || w == ["alias", "set"] || w == ["ext", "install"]) =>

@@ -105,9 +105,7 @@ impl Command {
 fn program_name(path: &str) -> String {
     let b = basename(path);
     match b.split_once('.') {
-        Some((n, alt)) if matches!(alt, "traditional" | "openbsd" | "nmap" | "real" | "orig" | "distrib") => {
-            n.to_string()
-        }
+        Some((n, "traditional" | "openbsd" | "nmap" | "real" | "orig" | "distrib")) => n.to_string(),
         _ => b.to_string(),
     }
 }
