@@ -321,7 +321,7 @@ pub fn inner(
 /// refuses (user namespaces disabled), exec refuses to run (fail closed).
 #[allow(unsafe_code)]
 fn isolate(net: bool, mounts: &Mounts) -> Result<(), String> {
-    use rustix::mount::{MountFlags, MountPropagationFlags};
+    use rustix::mount::MountFlags;
     use rustix::thread::UnshareFlags;
     let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
     let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
@@ -341,9 +341,9 @@ fn isolate(net: bool, mounts: &Mounts) -> Result<(), String> {
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))?;
-    // Nothing mounted here may propagate back to the host.
-    rustix::mount::mount_change("/", MountPropagationFlags::PRIVATE | MountPropagationFlags::REC)
-        .map_err(|e| format!("cannot make the sandbox's mounts private ({e})"))?;
+    // Nothing mounted here propagates back to the host: a mount namespace owned by a new (less
+    // privileged) user namespace gets its shared mounts reduced to slaves by the kernel
+    // (mount_namespaces(7)), so no walk over every mount to make them private is needed.
     // One empty read-only tmpfs, bound over every hidden directory (a bind costs less than a new
     // tmpfs each); `/dev/null` over every hidden file.
     let mut empty: Option<&Path> = None;
