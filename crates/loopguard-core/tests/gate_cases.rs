@@ -26,7 +26,9 @@ fn unescape(s: &str) -> String {
 
 #[test]
 fn shell_fixture_cases() {
-    let root = tempfile::tempdir().unwrap();
+    // Not under /tmp: the rows' `{out}` is "outside the workspace", and deleting below the system
+    // temp directory is allowed unattended.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let home = root.path().join("home").join("dev");
     let ws = home.join("work").join("project");
     let out = root.path().join("elsewhere");

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 
 /// Files that loopguard itself, and the hosts' hook settings, live in. Relative to the workspace.
 pub const SELF_PROTECTED: &[&str] = &[
+    ".git/hooks",
+    ".git/hooks/**",
+    ".git/config",
+    ".claude",
     ".loopguard",
     ".loopguard/**",
     ".claude/settings*.json",

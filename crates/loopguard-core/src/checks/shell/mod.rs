@@ -101,6 +101,51 @@ const BUILD_TOOLS: &[&str] = &[
     "cabal", "dune", "sbt", "bazel", "buck2",
 ];
 
+/// A plain GET to the developer's own service on loopback at a non-privileged port (`curl
+/// localhost:3000/health`): allowed. Never metadata, link-local or other internal ranges, never
+/// a request that sends data.
+fn local_dev_get(c: &Command, target: &str) -> bool {
+    if !matches!(c.program.as_str(), "curl" | "wget" | "http" | "https" | "xh") {
+        return false;
+    }
+    let sends = c.args.iter().any(|w| {
+        let t = w.text.as_str();
+        let opt = t.split('=').next().unwrap_or(t);
+        matches!(
+            opt,
+            "-d" | "--data"
+                | "--data-raw"
+                | "--data-binary"
+                | "--data-urlencode"
+                | "-F"
+                | "--form"
+                | "-T"
+                | "--upload-file"
+                | "--json"
+                | "--post-data"
+                | "--post-file"
+                | "--body-data"
+                | "--body-file"
+        ) || (matches!(opt, "-X" | "--request" | "--method") && !t.contains("GET"))
+            || (t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && t.contains(['d', 'F', 'T']))
+    }) || c
+        .args
+        .windows(2)
+        .any(|w| matches!(w[0].text.as_str(), "-X" | "--request" | "--method") && w[1].text != "GET");
+    if sends {
+        return false;
+    }
+    let url = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
+    let Ok(u) = url::Url::parse(&url) else { return false };
+    // Written plainly (`localhost`, `127.0.0.1`, `[::1]`): a hex or decimal spelling of loopback
+    // is not how a developer names their own service.
+    let plain = ["//localhost:", "//127.0.0.1:", "//[::1]:"].iter().any(|h| url.contains(h));
+    // Daemons that listen on loopback and act on plain requests (Docker, etcd, Kubernetes,
+    // Vault, Consul, Nomad) are not the developer's service.
+    const DAEMONS: &[u16] = &[2375, 2376, 2377, 2379, 2380, 4243, 4646, 6443, 8200, 8500, 8501, 10250, 10255, 10256];
+    plain && u.port().is_some_and(|p| p >= 1024 && !DAEMONS.contains(&p)) && matches!(u.scheme(), "http" | "https")
+}
+
 /// Programs that never need the network (for the sandbox's network default).
 const OFFLINE_PROGRAMS: &[&str] = &[
     "",
@@ -728,11 +773,68 @@ impl Analysis<'_> {
             self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
         }
         for t in &e.network {
-            if let Some(i) = crate::checks::ssrf::check_target(t) {
+            if let Some(i) = crate::checks::ssrf::check_target(t)
+                && !local_dev_get(c, t)
+            {
                 self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
             }
         }
+        // Proxies, resolver overrides and UNIX sockets send a request somewhere its URL does not say.
+        if matches!(program.as_str(), "curl" | "http" | "https" | "xh" | "wget") {
+            let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+            for (k, t) in texts.iter().enumerate() {
+                let opt = t.split('=').next().unwrap_or(t);
+                let value = t.split_once('=').map_or(texts.get(k + 1).copied().unwrap_or(""), |(_, v)| v);
+                if matches!(opt, "--unix-socket" | "--abstract-unix-socket") {
+                    self.findings.push(op_finding(
+                        SSRF_INTERNAL,
+                        RiskLevel::Critical,
+                        format!("`{program} {opt}` talks to a local socket (`{value}`): daemons such as Docker listen there."),
+                    ));
+                } else if matches!(
+                    opt,
+                    "--connect-to"
+                        | "--resolve"
+                        | "-x"
+                        | "--proxy"
+                        | "--preproxy"
+                        | "--socks5"
+                        | "--socks5-hostname"
+                        | "--socks4"
+                        | "--socks4a"
+                ) || opt.starts_with("--proxy")
+                {
+                    // `--resolve HOST:PORT:ADDR`, `--connect-to HOST:PORT:TARGET:PORT`: the third field.
+                    let target = if opt == "--resolve" || opt == "--connect-to" {
+                        value
+                            .splitn(3, ':')
+                            .nth(2)
+                            .map(|r| if opt == "--connect-to" { r.rsplit_once(':').map_or(r, |(h, _)| h) } else { r })
+                            .unwrap_or("")
+                            .to_string()
+                    } else {
+                        value.to_string()
+                    };
+                    if let Some(i) =
+                        crate::checks::ssrf::check_target(&target).or_else(|| crate::checks::ssrf::check_target(value))
+                    {
+                        self.findings.push(crate::checks::ssrf::finding(&format!("`{program} {opt}`"), value, &i));
+                    }
+                }
+            }
+        }
         self.exfiltration(c);
+        if matches!(
+            program.as_str(),
+            "dig" | "nslookup" | "host" | "drill" | "ping" | "ping6" | "traceroute" | "getent" | "resolvectl"
+        ) && c.args.iter().any(|w| w.dynamic && w.subst.is_some())
+        {
+            self.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::High,
+                format!("`{program}` looks up a name built from a command's output: a DNS query can carry data out."),
+            ));
+        }
         self.downloaded_code(c);
         if effects::FETCHERS.contains(&program.as_str()) {
             let written: Vec<PathBuf> = e
@@ -1000,7 +1102,20 @@ impl Analysis<'_> {
         let what = if delete { format!("`{program}` deletes") } else { format!("`{program}` writes") };
         let raw = if delete { strip_glob(&t.path) } else { t.path.as_str() };
         let access = if delete { Access::Delete } else { Access::Write };
-        let found = self.paths.check_resolved(raw, self.resolve_here(raw), &what, access);
+        let mut found = self.paths.check_resolved(raw, self.resolve_here(raw), &what, access);
+        // Unattended, cleaning up below the system temp directory (outside the workspace) is
+        // ordinary work: only the outside-the-workspace finding goes; denylist and
+        // self-protection stand.
+        if delete
+            && self.ctx.mode == crate::ExecutionMode::Unattended
+            && let Ok(real) = self.resolve_here(raw)
+            && !real.starts_with(self.workspace())
+            && [std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/var/tmp")]
+                .iter()
+                .any(|d| real.starts_with(d) && real.components().count() > d.components().count())
+        {
+            found.retain(|f| f.code != PATH_OUTSIDE_WORKSPACE);
+        }
         self.findings.extend(found);
     }
 
@@ -1161,6 +1276,15 @@ impl Analysis<'_> {
 
     fn read(&mut self, program: &str, raw: &str, dynamic: bool) {
         if dynamic {
+            // A read whose place is known only at run time but whose name is a secret's
+            // (`cat "$OLDPWD/.env"`, `cat $D/id_rsa`): asked.
+            let tail = raw.rsplit_once('/').map_or(raw, |(_, t)| t);
+            if !tail.contains('$') && !tail.is_empty() && self.paths.may_be_secret(&self.workspace().join(tail)) {
+                self.dynamic(
+                    format!("`{program}` reads `{raw}`, a file named like a secret in a place known only at run time."),
+                    "name the file by its path, so the gate can check it.",
+                );
+            }
             return;
         }
         // A glob reads what it matches now (`cat .e?v` is `cat .env`).
