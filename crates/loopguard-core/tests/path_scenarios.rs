@@ -15,7 +15,9 @@ struct Farm {
 }
 
 fn farm() -> Farm {
-    let root = tempfile::tempdir().unwrap();
+    // Not under /tmp: deleting below the system temp directory is allowed unattended, and these
+    // scenarios need a place that is simply outside the workspace.
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let ws = root.path().join("ws");
     let out = root.path().join("outside");
     std::fs::create_dir_all(ws.join("src/a/b/c")).unwrap();

@@ -1112,7 +1112,13 @@ impl Analysis<'_> {
             && !real.starts_with(self.workspace())
             && [std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/var/tmp")]
                 .iter()
-                .any(|d| real.starts_with(d) && real.components().count() > d.components().count())
+                // (A workspace that itself lives in the temp directory makes it no scratch area:
+                // its neighbours may be other projects.)
+                .any(|d| {
+                    real.starts_with(d)
+                        && real.components().count() > d.components().count()
+                        && !self.workspace().starts_with(d)
+                })
         {
             found.retain(|f| f.code != PATH_OUTSIDE_WORKSPACE);
         }
