@@ -481,3 +481,25 @@ fn requests_to_internal_addresses_are_denied() {
     let bad = gate.evaluate(&ToolCall::new("WebFetch", json!({"url": "not a url", "prompt": "p"}), ws.path()), &ctx);
     assert_eq!(bad.verdict(), Verdict::Deny);
 }
+
+#[test]
+fn unattended_clean_up_below_the_temp_dir_is_allowed_unless_the_workspace_lives_there() {
+    let policy = Policy::builtin();
+    let run = |ws: &std::path::Path, mode: ExecutionMode, cmd: &str| {
+        let call = ToolCall::new("Bash", json!({ "command": cmd }), ws);
+        Gate::new(&policy).evaluate(&call, &Context::new(ws).with_home(None).with_mode(mode).with_confinement(true))
+    };
+    // A workspace outside the temp directories (it need not exist: paths resolve lexically).
+    let ws = std::path::Path::new("/srv/loopguard-test/project");
+    for cmd in ["rm -rf /tmp/build-cache", "rm -f /tmp/loopguard-test.log", "rmdir /var/tmp/x"] {
+        assert_eq!(run(ws, ExecutionMode::Unattended, cmd).verdict(), Verdict::Allow, "{cmd}");
+    }
+    // Only unattended; never the temp directory itself; never outside it.
+    let d = run(ws, ExecutionMode::Normal, "rm -rf /tmp/build-cache");
+    assert!(d.codes().contains(&PATH_OUTSIDE_WORKSPACE.to_string()), "{:?}", d.codes());
+    assert_eq!(run(ws, ExecutionMode::Unattended, "rm -rf /tmp").verdict(), Verdict::Deny);
+    assert_eq!(run(ws, ExecutionMode::Unattended, "rm -rf /srv/loopguard-test/other").verdict(), Verdict::Deny);
+    // A workspace that lives in /tmp: its neighbours are not scratch.
+    let in_tmp = std::path::Path::new("/tmp/loopguard-test-ws/project");
+    assert_eq!(run(in_tmp, ExecutionMode::Unattended, "rm -rf /tmp/loopguard-test-ws/other").verdict(), Verdict::Deny);
+}
