@@ -218,7 +218,16 @@ impl Mounts {
     /// of the workspace would hide the workspace).
     pub fn settle(&mut self, roots: &[PathBuf]) {
         let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|md| !md.file_type().is_symlink());
-        self.hide = self.hide.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
+        // One `lstat` each; only a symlink needs resolving (most locations do not exist at all).
+        self.hide = self
+            .hide
+            .iter()
+            .filter_map(|p| match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(p).ok(),
+                Ok(_) => Some(p.clone()),
+                Err(_) => None,
+            })
+            .collect();
         self.hide.retain(|p| !roots.iter().any(|r| r.starts_with(p)));
         self.read_only.retain(|p| real(p));
         self.hide.sort();
