@@ -615,9 +615,29 @@ fn rsync(c: &Command, e: &mut Effects) {
 fn secret_vars(c: &Command, e: &mut Effects) {
     let secret_name = |n: &str| {
         let u = n.to_ascii_uppercase();
-        ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "COOKIE", "SESSION"]
-            .iter()
-            .any(|k| u.contains(k))
+        [
+            "KEY",
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "PRIVATE",
+            "AUTH",
+            "COOKIE",
+            "SESSION",
+            "DATABASE_URL",
+            "_DSN",
+            "CONNECTION_STRING",
+            "CONN_STR",
+            "WEBHOOK",
+            "REDIS_URL",
+            "MONGO_URL",
+            "MONGODB_URI",
+            "AMQP_URL",
+        ]
+        .iter()
+        .any(|k| u.contains(k))
             && !matches!(u.as_str(), "SSH_AUTH_SOCK" | "KEYBOARD" | "GPG_AGENT_INFO")
     };
     for w in &c.args {

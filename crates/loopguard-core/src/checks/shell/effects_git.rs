@@ -93,9 +93,12 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
             }
         }
         "checkout" => {
-            let discards = has(&rest, &["--", "-f", "--force", "."])
+            // `checkout TREE PATH…` (no `--`) overwrites those paths too; `:/` is the whole tree.
+            let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+            let discards = has(&rest, &["--", "-f", "--force", ".", ":/"])
                 || rest.iter().any(|a| a == "-p" || a == "--patch")
-                || short_flag(&rest, 'f');
+                || short_flag(&rest, 'f')
+                || ops.len() >= 2;
             if discards && !rest.iter().any(|a| a == "-b" || a == "-B") {
                 e.op(
                     DESTRUCTIVE_GIT_DISCARD,
@@ -121,6 +124,26 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
                 "`git switch --discard-changes` throws uncommitted changes away.",
             );
         }
+        "read-tree" if has(&rest, &["--reset", "-u"]) && has(&rest, &["-u"]) => {
+            e.op(DESTRUCTIVE_GIT_DISCARD, RiskLevel::High, "`git read-tree -u --reset` overwrites the working tree.");
+        }
+        "checkout-index" if has(&rest, &["-f", "--force"]) || short_flag(&rest, 'f') => {
+            e.op(DESTRUCTIVE_GIT_DISCARD, RiskLevel::High, "`git checkout-index -f` overwrites working-tree files.");
+        }
+        "prune" if rest.iter().any(|a| a.starts_with("--expire")) => {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::Critical,
+                "`git prune --expire` deletes unreachable commits without the usual grace period.",
+            );
+        }
+        "symbolic-ref" | "replace" => {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::High,
+                format!("`git {sub}` moves or replaces refs directly, which can orphan commits."),
+            );
+        }
         "filter-branch" | "filter-repo" => {
             e.op(
                 DESTRUCTIVE_GIT_HISTORY_REWRITE,
@@ -140,6 +163,13 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
         }
         "update-ref" if has(&rest, &["-d", "--stdin"]) => {
             e.op(DESTRUCTIVE_GIT_HISTORY_REWRITE, RiskLevel::Critical, "`git update-ref -d` deletes a ref directly.");
+        }
+        "update-ref" => {
+            e.op(
+                DESTRUCTIVE_GIT_HISTORY_REWRITE,
+                RiskLevel::High,
+                "`git update-ref` moves a ref directly, which can orphan commits.",
+            );
         }
         "merge" | "pull" => {
             if current_branch().is_some_and(|b| is_protected(&b)) {

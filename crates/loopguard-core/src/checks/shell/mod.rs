@@ -94,6 +94,132 @@ const RECIPE_FILES: &[&str] = &[
 const TEST_TOOLS: &[&str] =
     &["pytest", "py.test", "jest", "vitest", "mocha", "tox", "nox", "phpunit", "rspec", "ctest"];
 
+/// Files that tools run or load later by themselves (hooks, CI, tool and editor configuration,
+/// wrappers): a write to one with content the analysis cannot read is hidden code.
+const RUNS_LATER_FILES: &[&str] = &[
+    ".pylintrc",
+    "pylintrc",
+    ".pdbrc",
+    ".irbrc",
+    ".pryrc",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    "gradlew",
+    "mvnw",
+    ".mise.toml",
+    "mise.toml",
+    ".tool-versions",
+    ".gitlab-ci.yml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    "lint-staged.config.js",
+    ".gdbinit",
+    ".lldbinit",
+    ".bazelrc",
+    "gradle-wrapper.properties",
+    "gradle.properties",
+    "Procfile",
+    "devbox.json",
+    "Jenkinsfile",
+    ".babelrc",
+    "babel.config.js",
+    ".exrc",
+    ".vimrc",
+    ".nvimrc",
+    "shell.nix",
+    "default.nix",
+    "flake.nix",
+    "eslint.config.js",
+    "eslint.config.mjs",
+    ".eslintrc.js",
+    ".eslintrc.cjs",
+    "vite.config.js",
+    "vite.config.ts",
+    "webpack.config.js",
+    "jest.config.js",
+    "vitest.config.ts",
+    "vitest.config.js",
+    "prettier.config.js",
+    ".prettierrc.js",
+    "postcss.config.js",
+    "tailwind.config.js",
+    "next.config.js",
+    "nuxt.config.ts",
+    "svelte.config.js",
+    "astro.config.mjs",
+    ".pnpmfile.cjs",
+    "meson.build",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "Taskfile.yaml",
+    "justfile",
+    ".justfile",
+    "Earthfile",
+    "Tiltfile",
+    "skaffold.yaml",
+    "buildspec.yml",
+    "azure-pipelines.yml",
+    ".travis.yml",
+    "bitbucket-pipelines.yml",
+    "cloudbuild.yaml",
+    ".drone.yml",
+    "appveyor.yml",
+    "Brewfile",
+    "Vagrantfile",
+    "Dangerfile",
+    "Fastfile",
+    "composer.json",
+    "Gemfile",
+    "Rakefile",
+    "Guardfile",
+    "Berksfile",
+    ".envrc",
+    ".env.local",
+    "direnvrc",
+];
+
+/// Whether a path is one tools run or load later by themselves.
+fn runs_later_path(path: &Path, workspace: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let rel = path.strip_prefix(workspace).ok().and_then(|r| r.to_str()).unwrap_or("");
+    RECIPE_FILES.contains(&name)
+        || RUNS_LATER_FILES.contains(&name)
+        || name.ends_with(".mk")
+        || name.ends_with(".pth")
+        || name.starts_with(".eslintrc")
+        || name.starts_with(".babelrc")
+        || name.starts_with("lint-staged")
+        || [
+            ".husky/",
+            ".git/",
+            ".github/",
+            ".gitlab/",
+            ".circleci/",
+            ".vscode/",
+            ".idea/",
+            ".cargo/",
+            ".devcontainer/",
+            ".mvn/",
+            "gradle/",
+            ".claude/",
+            ".cursor/",
+            ".codex/",
+            ".gemini/",
+            "node_modules/.bin/",
+            ".venv/bin/",
+            "venv/bin/",
+            "bin/",
+            ".bin/",
+            ".buildkite/",
+            ".config/",
+        ]
+        .iter()
+        .any(|d| rel.starts_with(d))
+        || rel.contains("/site-packages/")
+}
+
 /// Build tools: what they produce may be run later in the same line.
 const BUILD_TOOLS: &[&str] = &[
     "cargo", "make", "gmake", "go", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "mvn", "gradle",
@@ -460,10 +586,11 @@ fn analyze_at(
         written_text: Vec::new(),
         downloaded: false,
         recipe_written: None,
+        dynamic_read: false,
     };
     // A quoted array subscript holding a command substitution (`x='a[$(cmd)]'; echo $((x))`):
     // bash evaluates it as arithmetic later, running the command.
-    if cmd.contains("[$(") || cmd.contains("[`") || cmd.contains("[${") {
+    if arithmetic_injection(cmd) {
         a.findings.push(
             Finding::new(
                 SHELL_HIDDEN_CODE,
@@ -512,6 +639,47 @@ fn analyze_at(
                     rule.origin.as_str()
                 )),
             );
+        }
+    }
+    // The whole workspace read in bulk (archives, recursive greps, syncs, bundles), or a file read
+    // whose name is only known at run time, in a line that reaches the network: exfiltration.
+    if a.network {
+        let bulk = cmds.iter().find(|c| {
+            let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+            let whole = |t: &&str| {
+                matches!(*t, "." | "./" | "*" | "-")
+                    || resolve_under(cwd, Path::new(t)).is_ok_and(|q| a.workspace().starts_with(&q))
+            };
+            match c.program.as_str() {
+                "tar" | "zip" | "7z" | "7za" | "rsync" | "rclone" | "gsutil" | "croc" | "cpio" | "scp" => {
+                    texts.iter().filter(|t| !t.starts_with('-')).any(whole)
+                }
+                "grep" | "egrep" | "rg" | "ag" => {
+                    texts.iter().any(|t| t.starts_with('-') && (t.contains('r') || t.contains('R') || t.contains('u')))
+                        || c.program == "rg"
+                }
+                "git" => c.git_subcommand().is_some_and(|(s, _)| matches!(s, "bundle" | "archive" | "format-patch")),
+                "find" => texts.iter().any(|t| matches!(*t, "-exec" | "-execdir")),
+                _ => false,
+            }
+        });
+        if let Some(b) = bulk {
+            a.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::High,
+                format!(
+                    "`{}` reads files in bulk in a command line that reaches the network: the workspace could go out.",
+                    b.program
+                ),
+            ));
+        }
+        if a.dynamic_read {
+            a.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::High,
+                "A file whose name is only known at run time is read in a command line that reaches the network."
+                    .into(),
+            ));
         }
     }
     // A program file written into a directory that a PATH change in the same line puts first: the
@@ -642,6 +810,8 @@ struct Analysis<'a> {
     aliases: Vec<(String, String)>,
     /// A build tool ran earlier in the line (its outputs may be run next).
     built: bool,
+    /// Some file is read whose name is only known at run time.
+    dynamic_read: bool,
     /// Shell functions the line defines, with their bodies when they could be read.
     functions: Vec<(String, Option<String>)>,
 }
@@ -707,6 +877,7 @@ impl Analysis<'_> {
             self.cwd_known = false;
         }
         self.structural(c);
+        self.output_options(c);
         if matches!(c.program.as_str(), "popd" | "cd" if c.program == "popd" || c.args.iter().any(|a| a.text == "-")) {
             self.cwd_known = false;
         }
@@ -762,6 +933,31 @@ impl Analysis<'_> {
             self.read(&program, &t.path, t.dynamic);
         }
         self.any_reader(c);
+        if !matches!(
+            c.program.as_str(),
+            "echo" | "printf" | "test" | "[" | "[[" | "cd" | "export" | "local" | "declare"
+        ) && (c.dynamic_operands || c.args.iter().any(|w| w.dynamic && !w.text.starts_with('-')))
+            && (effects::FETCHERS.contains(&c.program.as_str())
+                || matches!(
+                    c.program.as_str(),
+                    "cat"
+                        | "head"
+                        | "tail"
+                        | "base64"
+                        | "base32"
+                        | "xxd"
+                        | "od"
+                        | "sort"
+                        | "tar"
+                        | "zip"
+                        | "gzip"
+                        | "nc"
+                        | "curl"
+                        | "wget"
+                ))
+        {
+            self.dynamic_read = true;
+        }
         for t in &e.stages {
             let found = self.paths.check_under(&t.path, self.cwd(), "`git add` of", Access::Stage);
             self.findings.extend(found);
@@ -862,6 +1058,36 @@ impl Analysis<'_> {
         e
     }
 
+    /// Programs whose output file is named by an option or a second operand (`sort -o F`,
+    /// `uniq IN OUT`, `iconv -o F`, `openssl … -out F`, `xxd -r IN OUT`): checked as writes.
+    fn output_options(&mut self, c: &Command) {
+        let p = c.program.clone();
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        let mut outs: Vec<String> = Vec::new();
+        for (k, t) in texts.iter().enumerate() {
+            let next = texts.get(k + 1).map(|s| s.to_string());
+            match (p.as_str(), *t) {
+                ("sort" | "iconv" | "shuf" | "tsort" | "nl", "-o") | ("openssl", "-out") | ("sort", "--output") => {
+                    outs.extend(next)
+                }
+                ("sort", t) if t.starts_with("--output=") => outs.push(t["--output=".len()..].to_string()),
+                ("sort" | "iconv" | "shuf", t) if t.starts_with("-o") && t.len() > 2 => outs.push(t[2..].to_string()),
+                _ => {}
+            }
+        }
+        if matches!(p.as_str(), "uniq") || (p == "xxd" && texts.contains(&"-r")) {
+            let ops: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
+            if ops.len() >= 2 {
+                outs.push(ops[1].to_string());
+            }
+        }
+        let dynamic = c.args.iter().any(|w| w.dynamic);
+        for o in outs {
+            let t = effects::Target { path: o, dynamic, broad: None };
+            self.target(&p, &t, false);
+        }
+    }
+
     /// Shapes that reach outside the workspace or destroy it in ways the per-program effects do
     /// not model: hard links to files outside (a write through the link changes the original),
     /// archives extracted with absolute member names, deleting `.git`, globs that sweep the
@@ -915,8 +1141,38 @@ impl Analysis<'_> {
         if absolute {
             hidden(self, format!("`{p}` extracts members with absolute names, which can land anywhere."));
         }
-        // Deleting `.git`, or globs that sweep the workspace root.
-        if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv") {
+        // Deleting `.git` or anything in it, or globs that sweep the workspace root.
+        if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv" | "truncate") {
+            let expanded: Vec<String> =
+                texts.iter().filter(|t| !t.starts_with('-')).flat_map(|t| expand_braces(t)).collect();
+            let root_entries = std::fs::read_dir(self.workspace()).map(|d| d.count()).unwrap_or(0);
+            for t in &expanded {
+                let git = self.workspace().join(".git");
+                let in_git = resolve_under(self.cwd(), Path::new(strip_glob(t)))
+                    .is_ok_and(|q| q.starts_with(&git) && !q.starts_with(git.join("hooks")) && q != git.join("config"));
+                let glob_hits = if t.contains(['*', '?', '[']) {
+                    expand_glob(self.cwd(), t.trim_end_matches('/'))
+                } else {
+                    Vec::new()
+                };
+                // The glob's own directory must be the workspace root.
+                let glob_dir =
+                    t.trim_end_matches('/').rsplit_once('/').map_or(".", |(d, _)| if d.is_empty() { "/" } else { d });
+                let at_root = resolve_under(self.cwd(), Path::new(glob_dir)).is_ok_and(|d| d == self.workspace());
+                let covers = at_root && root_entries >= 3 && glob_hits.len() * 2 >= root_entries;
+                if in_git || covers || glob_hits.iter().any(|m| m.file_name().is_some_and(|n| n == ".git")) {
+                    self.findings.push(
+                        Finding::new(
+                            DESTRUCTIVE_RM_WORKSPACE,
+                            Verdict::Deny,
+                            RiskLevel::Critical,
+                            format!("`{p}` of `{t}` would remove the workspace's contents or its history (`.git`)."),
+                        )
+                        .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
+                    );
+                    break;
+                }
+            }
             for t in texts.iter().filter(|t| !t.starts_with('-')) {
                 let sweeps = t.contains(['*', '?', '['])
                     && (expand_glob(self.cwd(), t).iter().any(|m| m.file_name().is_some_and(|n| n == ".git"))
@@ -936,6 +1192,52 @@ impl Analysis<'_> {
                     );
                     break;
                 }
+            }
+        }
+        if p == "find"
+            && (texts.contains(&"-delete")
+                || texts.windows(2).any(|w| {
+                    matches!(w[0], "-exec" | "-execdir" | "-ok")
+                        && matches!(w[1], "rm" | "/bin/rm" | "shred" | "unlink")
+                }))
+        {
+            let root = texts.iter().take_while(|t| !t.starts_with('-')).copied().next().unwrap_or(".");
+            let root_real = resolve_under(self.cwd(), Path::new(root));
+            let name_pats: Vec<&str> = texts
+                .windows(2)
+                .filter(|w| {
+                    matches!(w[0], "-name" | "-iname" | "-path" | "-ipath" | "-regex" | "-iregex" | "-wholename")
+                })
+                .map(|w| w[1])
+                .collect();
+            let narrowing = name_pats.iter().any(|pat| {
+                pat.chars().any(|ch| !matches!(ch, '*' | '.' | '?' | '\\' | '^' | '$')) && !pat.contains(".git")
+            });
+            let targets_git = name_pats.iter().any(|pat| *pat == ".git" || pat.ends_with("/.git"))
+                || root_real.as_ref().is_ok_and(|q| q.starts_with(self.workspace().join(".git")));
+            let any_filter = texts.iter().any(|t| {
+                matches!(
+                    *t,
+                    "-type"
+                        | "-size"
+                        | "-mindepth"
+                        | "-maxdepth"
+                        | "-newer"
+                        | "-mtime"
+                        | "-regex"
+                        | "-name"
+                        | "-iname"
+                        | "-path"
+                )
+            });
+            let at_root = root_real.as_ref().is_ok_and(|q| q == self.workspace());
+            if targets_git || (at_root && any_filter && !narrowing) {
+                self.findings.push(op_finding(
+                    DESTRUCTIVE_RM_WORKSPACE,
+                    RiskLevel::Critical,
+                    "`find` deletes across the whole workspace (or its `.git`): its filters do not narrow what goes."
+                        .into(),
+                ));
             }
         }
         if p == "find" && texts.contains(&"-delete") {
@@ -1125,9 +1427,60 @@ impl Analysis<'_> {
         self.findings.extend(found);
     }
 
-    /// Recipe files this command writes (for the build tools after it in the line).
+    /// Recipe files this command writes (for the build tools after it in the line), and files
+    /// that run later written with content the analysis cannot read.
     fn note_recipe_writes(&mut self, c: &Command, e: &Effects) {
         let program = c.program.clone();
+        if !BUILD_TOOLS.contains(&program.as_str())
+            && !matches!(program.as_str(), "git" | "mkdir" | "touch" | "rm" | "rmdir" | "chmod" | "chown")
+        {
+            let mut targets: Vec<&str> = e.writes.iter().filter(|t| !t.dynamic).map(|t| t.path.as_str()).collect();
+            targets.extend(
+                c.redirects
+                    .iter()
+                    .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append) && !r.target.dynamic)
+                    .map(|r| r.target.text.as_str()),
+            );
+            for t in targets {
+                let Ok(p) = self.resolve_here(t) else { continue };
+                // Manifests are mostly data that tools rewrite (`jq … package.json`): a build run
+                // after such a write in the same line is caught by `build_after_download`.
+                let manifest = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    matches!(
+                        n,
+                        "package.json"
+                            | "Cargo.toml"
+                            | "pyproject.toml"
+                            | "go.mod"
+                            | "composer.json"
+                            | "pom.xml"
+                            | "setup.cfg"
+                            | "deno.json"
+                            | "Gemfile"
+                            | "build.gradle"
+                            | "build.gradle.kts"
+                    )
+                });
+                if manifest
+                    || !p.starts_with(self.workspace())
+                    || !runs_later_path(&p, self.workspace())
+                    || self.written_text.iter().any(|(q, _)| *q == p)
+                {
+                    continue;
+                }
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(t).to_string();
+                self.findings.push(
+                    Finding::new(
+                        SHELL_HIDDEN_CODE,
+                        Verdict::Ask,
+                        RiskLevel::High,
+                        format!("`{program}` writes `{name}`, which a tool runs or loads later, with content the analysis cannot read."),
+                    )
+                    .with_remedy("write hooks, CI, tool configuration and wrappers with plain literal text (or the Write tool), so the gate can read them."),
+                );
+                break;
+            }
+        }
         if !BUILD_TOOLS.contains(&program.as_str()) {
             let targets = e.writes.iter().map(|t| t.path.as_str()).chain(
                 c.redirects
@@ -1282,6 +1635,7 @@ impl Analysis<'_> {
 
     fn read(&mut self, program: &str, raw: &str, dynamic: bool) {
         if dynamic {
+            self.dynamic_read = true;
             // A read whose place is known only at run time but whose name is a secret's
             // (`cat "$OLDPWD/.env"`, `cat $D/id_rsa`): asked.
             let tail = raw.rsplit_once('/').map_or(raw, |(_, t)| t);
@@ -1602,11 +1956,38 @@ impl Analysis<'_> {
             .map(|w| {
                 w.text.as_str().split_once('=').filter(|(o, _)| o.starts_with('-')).map_or(w.text.as_str(), |(_, v)| v)
             })
-            .filter(|t| t.contains(' ') && t.len() <= 1024)
+            .filter(|t| (t.contains(' ') || t.contains('(')) && t.len() <= 1024)
             .collect();
         let piped = c.stdin_from.first().and_then(opaque::literal_text);
         texts.extend(c.stdin_text.as_deref());
         texts.extend(piped.as_deref());
+        // Exec primitives of the mini-languages programs embed (m4 `esyscmd`, awk-likes
+        // `system(`, Clojure `shell`, Lua `os.execute`): whatever string they are given runs.
+        const EXEC_PRIMITIVES: &[&str] = &[
+            "esyscmd",
+            "syscmd",
+            "system(",
+            "os.execute",
+            "process/shell",
+            "popen(",
+            "(shell ",
+            "shell-command",
+            "run-program",
+            "io.popen",
+            "exec(",
+        ];
+        if let Some(prim) = EXEC_PRIMITIVES.iter().find(|prim| texts.iter().any(|t| t.contains(**prim))) {
+            self.findings.push(
+                Finding::new(
+                    SHELL_HIDDEN_CODE,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!("`{p}` is given code that runs commands (`{prim}`)."),
+                )
+                .with_remedy("run the command itself, plainly, so the gate can decide it."),
+            );
+            return;
+        }
         let mut budget = 32;
         for text in texts {
             for line in text.lines().take(16) {
@@ -1788,7 +2169,19 @@ impl Analysis<'_> {
             }
             return match unwrap::shell_script_file(c) {
                 Some(w) if unwrap::is_stdin_path(&w.text) => self.stdin_code(c, lang, rules, depth),
-                Some(w) => self.script_file(w, Some(lang), rules, depth),
+                Some(w) => {
+                    // What arrives on stdin may be handed to a shell by the script (`sh` inside it).
+                    if let Some(text) =
+                        c.stdin_text.clone().or_else(|| c.stdin_from.first().and_then(opaque::literal_text))
+                        && depth < MAX_DEPTH
+                    {
+                        let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                        self.absorb(r);
+                    } else if !c.stdin_from.is_empty() {
+                        return Some(opaque::Opaque::ev("a script runs with code-like input arriving on its stdin"));
+                    }
+                    self.script_file(w, Some(lang), rules, depth)
+                }
                 None if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
                 None => self.stdin_code(c, lang, rules, depth),
             };
@@ -2201,9 +2594,10 @@ impl Analysis<'_> {
             return Some(opaque::Opaque::ev(format!("the script `{name}` cannot be resolved")));
         };
         if let Some((_, text)) = self.written_text.iter().find(|(q, _)| *q == path).cloned() {
-            // Written a moment ago with literal text: analyse that text, as it will run.
+            // Written a moment ago with literal text: analyse that text, as it will run — and
+            // anything in it not understood is hidden code, not the workspace's own.
             let lang = lang.or_else(|| opaque::Lang::of_shebang(&text)).unwrap_or(opaque::Lang::Shell);
-            return self.known_script(name, &text, lang, rules, depth);
+            return self.known_script(name, &text, lang, rules, depth).map(|o| opaque::Opaque { evasive: true, ..o });
         }
         if self.predicted.contains(&path) || self.fetched.contains(&path) {
             return Some(opaque::Opaque::ev(format!("it runs `{name}`, written earlier in this command line")));
@@ -2308,18 +2702,13 @@ impl Analysis<'_> {
     /// call hidden code — persistence and booby-traps look like this.
     fn later_code(&mut self, path: &Path, text: &str) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let rel = path.strip_prefix(self.workspace()).ok().and_then(|r| r.to_str()).unwrap_or("");
-        let runs_later = RECIPE_FILES.contains(&name)
+        let runs_later = runs_later_path(path, self.workspace())
             || [
-                ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".mk", ".cmake",
-                ".gradle", ".kts", ".ps1", ".lua",
+                ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".cmake", ".gradle",
+                ".kts", ".ps1", ".lua",
             ]
             .iter()
-            .any(|e| name.ends_with(e))
-            || [".husky/", ".git/hooks/", ".github/workflows/", ".vscode/", ".cargo/", ".devcontainer/"]
-                .iter()
-                .any(|d| rel.starts_with(d))
-            || !path.starts_with(self.workspace());
+            .any(|e| name.ends_with(e));
         if !runs_later || text.is_empty() {
             return;
         }
@@ -2560,6 +2949,46 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// Text that holds a command substitution inside an array subscript, in a line with a context that
+/// evaluates text as arithmetic or as a variable reference (`$((x))`, `(( ))`, `let`, `[[ -eq ]]`,
+/// `test -v`, `printf -v`, `declare -i|-n`, `${!x}`, `${s:x}`, `$[x]`, `read`): bash runs the
+/// substitution. Spacing, split quoting and `\x24` spellings are folded first.
+fn arithmetic_injection(cmd: &str) -> bool {
+    let folded: String = cmd
+        .replace("''", "")
+        .replace("\\x24", "$")
+        .replace("\\044", "$")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let subscript_subst = ["[$(", "[`", "[${", "+$(", "-$(", "*$(", ",$(", "($("].iter().any(|m| folded.contains(m))
+        && folded.contains('[');
+    let arithmetic = [
+        "$((",
+        "((",
+        "let",
+        "-eq",
+        "-ne",
+        "-lt",
+        "-le",
+        "-gt",
+        "-ge",
+        "-v",
+        "printf-v",
+        "declare-i",
+        "declare-n",
+        "local-n",
+        "typeset-i",
+        "${!",
+        "$[",
+        "read",
+        "${",
+    ]
+    .iter()
+    .any(|m| folded.contains(m));
+    subscript_subst && arithmetic
+}
+
 /// The shell functions a command line defines (`f() { …; }`, `function f { …; }`), with their
 /// bodies when the braces can be matched.
 fn defined_functions(cmd: &str) -> Vec<(String, Option<String>)> {
@@ -2708,6 +3137,17 @@ fn expand_glob(cwd: &Path, raw: &str) -> Vec<PathBuf> {
         .map(|e| base.join(e.file_name()))
         .take(16)
         .collect()
+}
+
+/// One level of brace expansion (`.gi{t,}` → `.git`, `.gi`; `{a,b}/c` → `a/c`, `b/c`), at most 32
+/// words; a word without a `{…,…}` is itself.
+fn expand_braces(t: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (t.find('{'), t.rfind('}')) else { return vec![t.to_string()] };
+    if close < open || !t[open..close].contains(',') {
+        return vec![t.to_string()];
+    }
+    let (pre, inner, post) = (&t[..open], &t[open + 1..close], &t[close + 1..]);
+    inner.split(',').take(32).map(|alt| format!("{pre}{alt}{post}")).collect()
 }
 
 /// `dir/*`, `dir/.*`, `*` → the directory whose contents go.

@@ -114,6 +114,15 @@ const PY_MODULES: &[&str] = &[
 
 /// Python modules that exist to run code, load native code or spawn terminals.
 const PY_EVASIVE: &[&str] = &[
+    "pydoc",
+    "webbrowser",
+    "operator",
+    "pkgutil",
+    "smtplib",
+    "cProfile",
+    "profile",
+    "pdb",
+    "trace",
     "timeit",
     "site",
     "asyncio",
@@ -812,6 +821,27 @@ fn strip_py_comments(code: &str) -> String {
 fn python(code: &str) -> Result<Vec<String>, Opaque> {
     let stripped = strip_py_comments(code);
     let code = stripped.as_str();
+    // A process module imported under another name, or its functions imported by name: the
+    // calls no longer look like process calls.
+    for line in code.lines() {
+        let l = line.trim();
+        let from_proc = ["subprocess", "os", "pty", "commands", "asyncio"]
+            .iter()
+            .any(|m| l.starts_with(&format!("from {m} import")))
+            && !l.starts_with("from os import path")
+            && !l.starts_with("from os.path import");
+        let aliased = l.starts_with("import ")
+            && ["subprocess", "os", "pty", "shutil", "socket"].iter().any(|m| l.contains(&format!("{m} as ")));
+        if from_proc || aliased {
+            let safe = l.starts_with("from os import")
+                && l["from os import".len()..]
+                    .split(',')
+                    .all(|n| OS_SAFE.contains(&n.split_whitespace().next().unwrap_or("")));
+            if !safe {
+                return Err(Opaque::ev(format!("it imports process functions under other names (`{l}`)")));
+            }
+        }
+    }
     let sys_path_changed = [
         "sys.path.insert",
         "sys.path.append",
@@ -1632,6 +1662,11 @@ pub fn git_exec_key(key: &str) -> bool {
             && (k.ends_with(".uploadpack") || k.ends_with(".receivepack") || k.ends_with(".proxy")))
         || (k.starts_with("url.") && k.ends_with(".insteadof"))
         || k.starts_with("protocol.")
+        || k == "http.sslverify"
+        || k.ends_with(".pushinsteadof")
+        || k.ends_with(".pushurl")
+        || k == "core.worktree"
+        || k == "core.bare"
         || k.starts_with("core.sshcommand")
 }
 
@@ -1905,6 +1940,21 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
         "docker" | "podman" | "nerdctl" => {
             let sub = texts.iter().find(|t| !t.starts_with('-')).copied().unwrap_or("");
             let runs = matches!(sub, "run" | "create" | "exec" | "start");
+            let hosty = texts.iter().enumerate().any(|(i, t)| {
+                matches!(
+                    *t,
+                    "--network=host" | "--net=host" | "--pid=host" | "--ipc=host" | "--userns=host" | "--uts=host"
+                ) || t.starts_with("--device")
+                    || t.starts_with("--restart")
+                    || t.starts_with("--cap-add")
+                    || t.starts_with("--security-opt")
+                    || ((*t == "--network" || *t == "--net" || *t == "--pid") && texts.get(i + 1) == Some(&"host"))
+            });
+            if runs && hosty {
+                return Some(format!(
+                    "`{p} {sub}` runs a container with this machine's network, devices or privileges"
+                ));
+            }
             let host = texts.iter().enumerate().any(|(i, t)| {
                 matches!(
                     *t,
@@ -2077,6 +2127,22 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
             })
             .and_then(|_| why("runs a program on a connection")),
         "strace" | "ltrace" | "valgrind" | "perf" => None,
+        "tmate" | "ngrok" | "cloudflared" | "lt" | "localtunnel" | "bore" | "frpc" | "chisel" | "sshuttle" | "ttyd"
+        | "gotty" | "code-server" | "rathole" | "pagekite" | "zrok" | "tailscale" | "ssh-tunnel" => {
+            why("opens this machine to the network (a tunnel or a remote shell)")
+        }
+        "jupyter" | "jupyter-notebook" | "jupyter-lab" | "ipython"
+            if texts.iter().any(|t| t.contains("--ip") || t.contains("execute") || t.contains("token=")) =>
+        {
+            why("serves or runs notebooks")
+        }
+        "mapfile" | "readarray" if texts.iter().any(|t| t.starts_with("-C")) => {
+            why("runs a callback for the lines it reads")
+        }
+        "compgen" | "complete" if texts.iter().any(|t| t.starts_with("-C") || t.starts_with("-F")) => {
+            why("runs a command or function to complete words")
+        }
+        "rclone" | "gsutil" | "croc" | "wormhole" | "s3cmd" | "azcopy" | "restic" | "rsync-upload" => None,
         "hash" if texts.iter().any(|t| t.starts_with("-p")) => why("binds a command name to another program"),
         "enable" if texts.iter().any(|t| t.starts_with("-f")) => why("loads a builtin from a shared library"),
         "history" if texts.iter().any(|t| matches!(*t, "-a" | "-w" | "-r" | "-n")) => {
@@ -2434,6 +2500,23 @@ fn git(c: &Command) -> Option<String> {
         "difftool" | "mergetool" if rest_has("-x") || rest_has("--extcmd") || rest_has("--tool") || rest_has("-t") => {
             Some(format!("`git {sub}` runs a tool named on the command line"))
         }
+        "remote"
+            if rest.contains(&"--push")
+                || rest.first().is_some_and(|t| matches!(*t, "add" | "set-url"))
+                    && rest
+                        .iter()
+                        .any(|t| t.contains("://") && !t.contains("github.com") && !t.contains("gitlab.com")) =>
+        {
+            Some("`git remote` points a push at another address".into())
+        }
+        "config"
+            if rest.iter().any(|t| matches!(*t, "--global" | "--system" | "--file") || t.starts_with("--file="))
+                && !rest.iter().any(|t| t.starts_with("--get") || matches!(*t, "-l" | "--list"))
+                && rest.iter().filter(|t| !t.starts_with('-')).count() >= 2 =>
+        {
+            Some("`git config --global` changes configuration outside the workspace".into())
+        }
+        "daemon" => Some("`git daemon` serves repositories over the network".into()),
         "config" => {
             let ops: Vec<&str> = rest.iter().copied().filter(|t| !t.starts_with('-')).collect();
             let reads = rest.iter().any(|t| {

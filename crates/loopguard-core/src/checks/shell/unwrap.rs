@@ -77,16 +77,29 @@ impl Command {
         out
     }
 
-    /// For git: the subcommand and the words after it, skipping git's global options.
+    /// For git: the subcommand and the words after it, skipping git's global options. Long
+    /// options abbreviated the way git's option parser accepts (`--har`, `--forc`, `--delet`)
+    /// are written out; `-c clean.requireForce=false` counts as `clean -f`.
     pub fn git_subcommand(&self) -> Option<(&str, Vec<String>)> {
         let mut i = 0;
+        let mut clean_forced = false;
         while let Some(a) = self.args.get(i) {
             let t = a.text.as_str();
             match t {
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
+                "-c" => {
+                    let kv = self.args.get(i + 1).map(|w| w.text.to_ascii_lowercase()).unwrap_or_default();
+                    if let Some(v) = kv.strip_prefix("clean.requireforce=") {
+                        clean_forced = matches!(v, "false" | "0" | "no" | "off");
+                    }
+                    i += 2
+                }
+                "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
                 _ if t.starts_with('-') => i += 1,
                 _ => {
-                    let rest = self.args[i + 1..].iter().map(|w| w.text.clone()).collect();
+                    let mut rest: Vec<String> = self.args[i + 1..].iter().map(|w| git_long_option(&w.text)).collect();
+                    if clean_forced && t == "clean" {
+                        rest.push("-f".into());
+                    }
                     return Some((t, rest));
                 }
             }
@@ -107,6 +120,61 @@ fn program_name(path: &str) -> String {
     match b.split_once('.') {
         Some((n, "traditional" | "openbsd" | "nmap" | "real" | "orig" | "distrib")) => n.to_string(),
         _ => b.to_string(),
+    }
+}
+
+/// git's long options that matter to the analysis, for expanding unique abbreviations.
+const GIT_LONG: &[&str] = &[
+    "--hard",
+    "--force",
+    "--force-with-lease",
+    "--force-if-includes",
+    "--delete",
+    "--mirror",
+    "--prune",
+    "--prune-tags",
+    "--discard-changes",
+    "--orphan",
+    "--exec",
+    "--upload-pack",
+    "--receive-pack",
+    "--extcmd",
+    "--open-files-in-pager",
+    "--global",
+    "--system",
+    "--no-verify",
+    "--all",
+    "--tags",
+    "--keep",
+    "--merge",
+    "--soft",
+    "--mixed",
+    "--expire",
+    "--staged",
+    "--worktree",
+    "--source",
+    "--patch",
+    "--dry-run",
+    "--reset",
+    "--ours",
+    "--theirs",
+    "--recursive",
+];
+
+/// A git long option written out when it is a unique prefix of one of [`GIT_LONG`].
+fn git_long_option(t: &str) -> String {
+    if !t.starts_with("--") || t.len() < 4 {
+        return t.to_string();
+    }
+    let (name, value) = t.split_once('=').map_or((t, None), |(n, v)| (n, Some(v)));
+    if GIT_LONG.contains(&name) {
+        return t.to_string();
+    }
+    let matches: Vec<&&str> = GIT_LONG.iter().filter(|o| o.starts_with(name)).collect();
+    match (matches.as_slice(), value) {
+        ([one], Some(v)) => format!("{one}={v}"),
+        ([one], None) => one.to_string(),
+        _ => t.to_string(),
     }
 }
 
