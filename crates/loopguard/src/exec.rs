@@ -4,8 +4,9 @@
 //! - The environment is scrubbed at spawn, every time: names that look like credentials are
 //!   dropped (see [`scrubbed`]); after a breaker trip revoked the workspace's credentials, the
 //!   policy's allowlist no longer saves any of them.
-//! - The child runs under Landlock (the `landlock` crate; a separate `loopguard __exec-inner`
-//!   process restricts itself, then `exec`s the command): reads anywhere; writes only under the
+//! - The child runs under Landlock (the `landlock` crate; the forked child restricts itself
+//!   before it `exec`s the command — or a separate `loopguard __exec-inner` process does, when
+//!   this one is not single-threaded): reads anywhere; writes only under the
 //!   workspace roots and a private temp directory that becomes the command's `TMPDIR` (removed
 //!   afterwards; the shared /tmp is not writable) (`workspace-write`) or nowhere but `/dev`
 //!   (`read-only`); unless `--net`, the command runs in a fresh network namespace (nothing leaves,
@@ -287,7 +288,42 @@ pub fn kernel_can_confine() -> bool {
 /// Devices any sandboxed command may write.
 const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
-/// The inner half: restricts this process with Landlock, then becomes the command.
+/// Where a command under `profile` may write: the harmless devices, terminals and POSIX shared
+/// memory — never a disk (a user who is root could otherwise write /dev/sd* from inside the
+/// sandbox) — plus, for `workspace-write`, the roots, the command's own temp directory (its
+/// TMPDIR, not the shared /tmp) and `extra`. Only paths that exist (Landlock rules need a file).
+fn writable_for(profile: Profile, roots: &[PathBuf], tmp: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
+    let mut writable: Vec<PathBuf> =
+        HARMLESS_DEVICES.iter().chain(["/dev/ptmx", "/dev/pts", "/dev/shm"].iter()).map(PathBuf::from).collect();
+    if profile == Profile::WorkspaceWrite {
+        writable.extend(roots.iter().cloned());
+        writable.extend(tmp.map(Path::to_path_buf));
+        writable.extend(extra.iter().cloned());
+    }
+    writable.retain(|p| p.exists());
+    writable
+}
+
+/// Confines the calling process: namespaces and mounts, then Landlock (or, when Landlock cannot
+/// be enforced, the policy's degrade-to-ask). Must run in a single-threaded process.
+fn enter(
+    net: bool,
+    mounts: &Mounts,
+    writable: &[PathBuf],
+    degrade_to_ask: bool,
+    argv: &[String],
+) -> Result<(), String> {
+    // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
+    isolate(net, mounts)?;
+    if let Err(e) = confine(ABI::V6, net, writable, false) {
+        let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
+        unenforced(degrade_to_ask, &e, answer)?;
+    }
+    Ok(())
+}
+
+/// The inner half (`loopguard __exec-inner`, used when the outer process is not single-threaded):
+/// confines this process, then becomes the command.
 #[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag
 pub fn inner(
     profile: Profile,
@@ -300,24 +336,8 @@ pub fn inner(
     argv: &[String],
 ) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
-    let abi = ABI::V6;
-    // Devices: the harmless character devices, terminals and POSIX shared memory — never a disk
-    // (a user who is root could otherwise write /dev/sd* from inside the sandbox).
-    let mut writable: Vec<PathBuf> =
-        HARMLESS_DEVICES.iter().chain(["/dev/ptmx", "/dev/pts", "/dev/shm"].iter()).map(PathBuf::from).collect();
-    if profile == Profile::WorkspaceWrite {
-        writable.extend(roots.iter().cloned());
-        // The command's own temp directory (its TMPDIR), not the shared /tmp.
-        writable.extend(tmp.map(Path::to_path_buf));
-        writable.extend(writable_extra.iter().cloned());
-    }
-    writable.retain(|p| p.exists());
-    // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
-    isolate(net, mounts)?;
-    if let Err(e) = confine(abi, net, &writable, false) {
-        let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
-        unenforced(degrade_to_ask, &e, answer)?;
-    }
+    let writable = writable_for(profile, roots, tmp, writable_extra);
+    enter(net, mounts, &writable, degrade_to_ask, argv)?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -638,9 +658,29 @@ pub fn plant_canaries(
     Ok(env)
 }
 
-/// The outer half: spawns the inner process with a scrubbed environment and redacts its output.
+/// How the command is started: forked and confined in-process, or through `__exec-inner`.
+enum Launch {
+    Forked(Command, std::io::PipeReader),
+    Inner(Command),
+}
+
+impl Launch {
+    fn command(&mut self) -> &mut Command {
+        match self {
+            Launch::Forked(c, _) | Launch::Inner(c) => c,
+        }
+    }
+}
+
+/// Whether this process has exactly one thread (Linux: one entry in /proc/self/task).
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.take(2).count() == 1)
+}
+
+/// The outer half: starts the confined command with a scrubbed environment and redacts its output.
 /// Returns the command's exit code.
 #[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag or the policy
+#[allow(unsafe_code)] // `pre_exec`: see the SAFETY comment at its one use
 pub fn run(
     profile: Profile,
     net: bool,
@@ -662,30 +702,83 @@ pub fn run(
         .prefix("loopguard-exec-")
         .tempdir()
         .map_err(|e| format!("cannot create the command's temp directory: {e}"))?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
-    if net {
-        cmd.arg("--net");
-    }
-    if degrade_to_ask {
-        cmd.arg("--unenforced-ask");
-    }
-    for r in roots {
-        cmd.arg("--root").arg(r);
-    }
-    for w in writable_extra {
-        cmd.arg("--write").arg(w);
-    }
-    for h in &mounts.hide {
-        cmd.arg("--hide").arg(h);
-    }
-    for r in &mounts.read_only {
-        cmd.arg("--ro").arg(r);
-    }
-    cmd.arg("--").args(argv);
-    cmd.env_clear().envs(scrubbed(std::env::vars(), allow_env, revoked)).envs(canaries).env("TMPDIR", tmp.path());
-    cmd.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    let env = scrubbed(std::env::vars(), allow_env, revoked);
+    let forked = if single_threaded() {
+        // The command's own process confines itself between fork and exec: one process image
+        // fewer than a separate `__exec-inner` (whose start-up — loading and relocating this
+        // binary — was a third of the overhead).
+        let (program, args) = argv.split_first().ok_or("no command given")?;
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        let writable = writable_for(profile, roots, Some(tmp.path()), writable_extra);
+        let (mounts, argv) = (mounts.clone(), argv.to_vec());
+        let (err_r, err_w) = std::io::pipe().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure runs in the forked child before exec. Only async-signal-safe
+        // functions are safe there if another thread of the parent could hold a lock (the
+        // allocator's, stdio's) at fork time; `single_threaded()` just checked that this process
+        // has no other thread, and nothing between that check and `spawn` below starts one, so
+        // the child's copy of every lock is free and allocating, formatting and the `landlock`
+        // crate are sound. The child is single-threaded, as `unshare(CLONE_NEWUSER)` requires.
+        // Its errors go to a close-on-exec pipe the parent reads.
+        unsafe {
+            cmd.pre_exec(move || {
+                enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
+                    let _ = (&err_w).write_all(e.as_bytes());
+                    std::io::Error::other("the sandbox could not be set up")
+                })
+            });
+        }
+        Some((cmd, err_r))
+    } else {
+        None
+    };
+    let mut cmd = match forked {
+        Some((cmd, err_r)) => Launch::Forked(cmd, err_r),
+        None => {
+            let mut cmd = Command::new(exe);
+            cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
+            if net {
+                cmd.arg("--net");
+            }
+            if degrade_to_ask {
+                cmd.arg("--unenforced-ask");
+            }
+            for r in roots {
+                cmd.arg("--root").arg(r);
+            }
+            for w in writable_extra {
+                cmd.arg("--write").arg(w);
+            }
+            for h in &mounts.hide {
+                cmd.arg("--hide").arg(h);
+            }
+            for r in &mounts.read_only {
+                cmd.arg("--ro").arg(r);
+            }
+            cmd.arg("--").args(argv);
+            Launch::Inner(cmd)
+        }
+    };
+    let c = cmd.command();
+    c.env_clear().envs(env).envs(canaries).env("TMPDIR", tmp.path());
+    c.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let spawned = c.spawn();
+    let mut child = match (spawned, cmd) {
+        (Ok(child), _) => child,
+        (Err(e), Launch::Forked(c, mut err_r)) => {
+            // The closure (and its end of the pipe) goes first, so the read below ends.
+            drop(c);
+            let mut why = String::new();
+            let _ = std::io::Read::read_to_string(&mut err_r, &mut why);
+            if why.is_empty() {
+                why = format!("cannot run `{}`: {e}", argv[0]);
+            }
+            eprintln!("loopguard exec: {why}");
+            return Ok(126);
+        }
+        (Err(e), Launch::Inner(_)) => return Err(format!("cannot start the sandbox: {e}")),
+    };
     let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));
     let err = child.stderr.take().map(|e| std::thread::spawn(move || pump(e, std::io::stderr())));
     let status = child.wait().map_err(|e| format!("cannot wait for the command: {e}"))?;

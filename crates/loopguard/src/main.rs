@@ -501,7 +501,13 @@ fn main() -> ExitCode {
             }
         };
     }
-    let cli = Cli::parse();
+    // `exec` wraps every Bash call the hook allows: its usual form is read by hand (building
+    // clap's parser for the whole CLI costs about 0.3 ms); anything else goes to clap.
+    let fast = (args.get(1).map(String::as_str) == Some("exec")).then(|| exec_args(&args[2..])).flatten();
+    let cli = match fast {
+        Some(command) => Cli { command },
+        None => Cli::parse(),
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -607,6 +613,34 @@ fn exec_inner(args: &[String]) -> ExitCode {
             ExitCode::from(126)
         }
     }
+}
+
+/// `[--profile P | --profile=P] [--net] -- CMD…` → `Command::Exec`; `None` for any other form
+/// (help, a repeated flag, no `--`), which clap then parses or rejects.
+fn exec_args(args: &[String]) -> Option<Command> {
+    let (mut profile, mut net) = (None, false);
+    let mut i = 0;
+    loop {
+        let a = args.get(i)?.as_str();
+        match a {
+            "--" => break,
+            "--net" if !net => net = true,
+            "--profile" if profile.is_none() => {
+                i += 1;
+                profile = Some(args.get(i)?.clone());
+            }
+            _ => match a.strip_prefix("--profile=") {
+                Some(p) if profile.is_none() => profile = Some(p.to_string()),
+                _ => return None,
+            },
+        }
+        i += 1;
+    }
+    let argv = args[i + 1..].to_vec();
+    if argv.is_empty() {
+        return None;
+    }
+    Some(Command::Exec { profile: profile.unwrap_or_else(|| "workspace-write".into()), net, argv })
 }
 
 /// `claude-code [--deadline-ms N | --deadline-ms=N]` → the deadline in ms.
@@ -1128,7 +1162,8 @@ fn audit(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_hook_args;
+    use super::{Cli, Command, exec_args, parse_hook_args};
+    use clap::Parser;
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()
@@ -1149,6 +1184,41 @@ mod tests {
             &["claude-code", "--deadline-ms", "99999999"],
         ] {
             assert_eq!(parse_hook_args(&args(bad)), None, "{bad:?}");
+        }
+    }
+
+    /// The hand parser for `exec` reads exactly what clap would, and hands every other form to it.
+    #[test]
+    fn exec_arguments_read_by_hand_agree_with_clap() {
+        let fields = |c: Command| match c {
+            Command::Exec { profile, net, argv } => Some((profile, net, argv)),
+            _ => None,
+        };
+        let cases: &[&[&str]] = &[
+            &["--", "true"],
+            &["--net", "--", "bash", "-c", "echo --net"],
+            &["--profile", "read-only", "--", "ls", "-la"],
+            &["--profile=read-only", "--net", "--", "x", "--", "y"],
+            &["--net", "--profile", "workspace-write", "--", "--profile"],
+        ];
+        for case in cases {
+            let fast = exec_args(&args(case)).and_then(fields).unwrap_or_else(|| panic!("not read by hand: {case:?}"));
+            let mut full = vec!["loopguard", "exec"];
+            full.extend_from_slice(case);
+            let clap = Cli::try_parse_from(full).ok().and_then(|c| fields(c.command));
+            assert_eq!(Some(fast), clap, "{case:?}");
+        }
+        for other in [
+            &[][..],
+            &["--"],
+            &["--help"],
+            &["true"],
+            &["--net", "--net", "--", "true"],
+            &["--profile"],
+            &["--profile", "a", "--profile", "b", "--", "true"],
+            &["--verbose", "--", "true"],
+        ] {
+            assert!(exec_args(&args(other)).is_none(), "{other:?}");
         }
     }
 }
