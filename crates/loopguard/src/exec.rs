@@ -141,6 +141,20 @@ pub const CREDENTIAL_LOCATIONS: &[&str] = &[
     ".psql_history",
     ".mysql_history",
     ".node_repl_history",
+    ".local/share/fish/fish_history",
+    ".config/glab-cli",
+    ".config/ngrok",
+    ".terraformrc",
+    ".kaggle/kaggle.json",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".pulumi/credentials.json",
+    ".gem/credentials",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".oci",
+    ".databrickscfg",
+    ".m2/settings-security.xml",
 ];
 
 /// Package-manager caches under the home directory that builds may write (each that exists).

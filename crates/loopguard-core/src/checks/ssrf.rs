@@ -126,6 +126,10 @@ fn internal_name(host: &str) -> Option<&'static str> {
         ("instance-data.ec2.internal", "cloud metadata name"),
         ("metadata.azure.com", "cloud metadata name"),
         ("kubernetes.default", "cluster-internal name"),
+        ("localtest.me", "a public name for 127.0.0.1"),
+        ("lvh.me", "a public name for 127.0.0.1"),
+        ("vcap.me", "a public name for 127.0.0.1"),
+        ("lacolhost.com", "a public name for 127.0.0.1"),
     ];
     const SUFFIX: &[(&str, &str)] = &[
         (".localhost", "localhost"),
@@ -138,12 +142,56 @@ fn internal_name(host: &str) -> Option<&'static str> {
         (".lan", ".lan name"),
         (".svc.cluster.local", "cluster-internal name"),
         (".in-addr.arpa", "reverse-DNS name"),
+        (".localtest.me", "a public name for 127.0.0.1"),
+        (".lvh.me", "a public name for 127.0.0.1"),
+        (".vcap.me", "a public name for 127.0.0.1"),
+        (".lacolhost.com", "a public name for 127.0.0.1"),
     ];
     EXACT
         .iter()
         .find(|(n, _)| host == *n)
         .or_else(|| SUFFIX.iter().find(|(s, _)| host.ends_with(s)))
         .map(|(_, why)| *why)
+}
+
+/// Wildcard-DNS and rebinding services that answer with an address spelled in hex in the name
+/// (`7f000001.nip.io`, `7f000001.c0a80001.rbndr.us`).
+const HEX_NAME_SERVICES: &[&str] = &["nip.io", "sslip.io", "xip.io", "rbndr.us", "traefik.me", "1u.ms"];
+
+/// IPv4 addresses a name spells out, as wildcard-DNS services read them: four dotted numeric
+/// labels (`169.254.169.254.nip.io`), four dash-separated numbers inside a label
+/// (`app-169-254-169-254.sslip.io`, `ip-10-0-0-1.example.com`), and, under the services that
+/// read it, eight hex digits (`a9fea9fe.nip.io`).
+fn embedded_ips(name: &str) -> Vec<Ipv4Addr> {
+    let labels: Vec<&str> = name.split('.').collect();
+    let quad = |parts: &[&str]| -> Option<Ipv4Addr> {
+        let mut o = [0u8; 4];
+        for (slot, p) in o.iter_mut().zip(parts) {
+            if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            *slot = p.parse().ok()?;
+        }
+        Some(Ipv4Addr::from(o))
+    };
+    let mut found: Vec<Ipv4Addr> = labels.windows(4).filter_map(quad).collect();
+    for label in &labels {
+        let parts: Vec<&str> = label.split('-').collect();
+        found.extend(parts.windows(4).filter_map(quad));
+    }
+    if HEX_NAME_SERVICES.iter().any(|s| name == *s || name.ends_with(&format!(".{s}"))) {
+        for label in &labels {
+            for part in label.split('-') {
+                if part.len() == 8
+                    && part.bytes().all(|b| b.is_ascii_hexdigit())
+                    && let Ok(v) = u32::from_str_radix(part, 16)
+                {
+                    found.push(Ipv4Addr::from(v));
+                }
+            }
+        }
+    }
+    found
 }
 
 fn judge_host(host: &url::Host<&str>, single_label_internal: bool) -> Option<Internal> {
@@ -162,6 +210,12 @@ fn judge_host(host: &url::Host<&str>, single_label_internal: bool) -> Option<Int
             }
             if let Some(w) = internal_name(&name) {
                 return Some(Internal { host: name, why: w.to_string() });
+            }
+            if let Some((ip, w)) = embedded_ips(&name).into_iter().find_map(|ip| special_v4(ip).map(|w| (ip, w))) {
+                return Some(Internal {
+                    host: name,
+                    why: format!("the name embeds {ip} ({w}); wildcard DNS such as nip.io answers with that address"),
+                });
             }
             // A single-label name is looked up through the local search domains: internal.
             (single_label_internal && !name.contains('.')).then(|| Internal {

@@ -473,9 +473,8 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         }
         "rsync" => rsync(c, &mut e),
         "git" => super::effects_git::git(c, &mut e, current_branch),
-        "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "telnet" | "ftp" => {
-            super::effects_net::net(c, &mut e)
-        }
+        "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "telnet" | "ftp" | "http"
+        | "https" | "xh" | "xhs" => super::effects_net::net(c, &mut e),
         "env" | "printenv" | "echo" | "printf" => secret_vars(c, &mut e),
         "alias" => {
             // `alias ls='rm -rf /'`: whatever later uses the name runs the value.
@@ -645,7 +644,16 @@ fn secret_vars(c: &Command, e: &mut Effects) {
         let referenced = w.text.split('$').skip(1).map(|r| {
             r.trim_start_matches('{').split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).next().unwrap_or("")
         });
-        if named.into_iter().chain(referenced).any(|n| !n.is_empty() && secret_name(n)) {
+        if w.text.contains("${!") {
+            e.op(
+                CREDENTIAL_READ,
+                RiskLevel::High,
+                format!(
+                    "`{} {}` prints a variable whose name is only known at run time (`${{!…}}`) into the agent's context.",
+                    c.program, w.text
+                ),
+            );
+        } else if named.into_iter().chain(referenced).any(|n| !n.is_empty() && secret_name(n)) {
             e.op(
                 CREDENTIAL_READ,
                 RiskLevel::High,

@@ -15,6 +15,7 @@ pub fn net(c: &Command, e: &mut Effects) {
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => raw(c, e),
         "ssh" => ssh(c, e),
         "scp" | "sftp" => scp(c, e),
+        "http" | "https" | "xh" | "xhs" => httpie(c, e),
         _ => {}
     }
 }
@@ -152,6 +153,20 @@ fn raw(c: &Command, e: &mut Effects) {
 
 fn ssh(c: &Command, e: &mut Effects) {
     let a = parse(&c.args, Spec { short: "bcDEeFIiJLlmOopQRSWw", long: &[] });
+    // A reverse forward opens a port on the remote machine that leads back into this one.
+    let reverse = a.opts.iter().any(|o| {
+        o.name == "-R"
+            || o.name == "-o"
+                && o.value.as_deref().is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("remoteforward"))
+    });
+    if reverse {
+        e.op(
+            EXFIL_REVERSE_SHELL,
+            RiskLevel::Critical,
+            "`ssh -R`/`RemoteForward` hands a port of this machine (and what listens on it) to the remote side."
+                .to_string(),
+        );
+    }
     let mut ops = a.operands.iter();
     if let Some(host) = ops.next() {
         e.network.push(host.text.clone());
@@ -198,6 +213,80 @@ fn scp(c: &Command, e: &mut Effects) {
             e.network.push(dest.text.clone());
         } else {
             e.write_text(&dest.text);
+        }
+    }
+}
+
+/// HTTPie and xh: `http [METHOD] URL [ITEM…]`. The URL may omit the scheme (`host/path`) or the
+/// host (`:3000/path` is localhost); items read files with `@` (`field@file`, `key=@file`,
+/// `key:=@file`) and send them.
+fn httpie(c: &Command, e: &mut Effects) {
+    let a = parse(
+        &c.args,
+        Spec {
+            short: "aAospc",
+            long: &[
+                "--auth",
+                "--auth-type",
+                "--output",
+                "--session",
+                "--session-read-only",
+                "--proxy",
+                "--verify",
+                "--cert",
+                "--cert-key",
+                "--cert-key-pass",
+                "--timeout",
+                "--max-redirects",
+                "--style",
+                "--print",
+                "--pretty",
+                "--format-options",
+                "--response-charset",
+                "--response-mime",
+                "--boundary",
+                "--ssl",
+                "--ciphers",
+                "--default-scheme",
+                "--raw",
+                "--unix-socket",
+            ],
+        },
+    );
+    e.level = AutonomyLevel::Observe;
+    for o in &a.opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.name.as_str() {
+            "-o" | "--output" => {
+                e.level = AutonomyLevel::Implement;
+                e.write_text(v);
+            }
+            "-d" | "--download" => {
+                e.level = AutonomyLevel::Implement;
+                e.write_text(".");
+            }
+            // `--proxy http:http://HOST:PORT`: the proxy's URL after the scheme it serves.
+            "--proxy" => e.network.push(v.split_once(':').map_or(v, |(_, u)| u).to_string()),
+            _ => {}
+        }
+    }
+    let mut ops = a.operands.iter().map(|w| w.text.as_str()).peekable();
+    if ops.peek().is_some_and(|m| m.len() <= 10 && !m.is_empty() && m.chars().all(|ch| ch.is_ascii_uppercase())) {
+        ops.next();
+    }
+    if let Some(url) = ops.next() {
+        let url = if url.starts_with(':') { format!("localhost{url}") } else { url.to_string() };
+        e.network.push(url);
+    }
+    for item in ops {
+        // `key=@file`, `key:=@file`, `field@file` (a form upload); `\@` is a literal `@`.
+        let file = ["=@", ":=@"].iter().find_map(|sep| item.split_once(sep).map(|(_, f)| f)).or_else(|| {
+            item.split_once('@')
+                .filter(|(k, _)| !k.is_empty() && !k.ends_with('\\') && !k.contains(['=', ':']))
+                .map(|(_, f)| f)
+        });
+        if let Some(f) = file {
+            upload(e, f, "httpie `@file`");
         }
     }
 }

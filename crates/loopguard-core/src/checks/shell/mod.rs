@@ -1744,10 +1744,25 @@ impl Analysis<'_> {
         if !NETWORK_TOOLS.contains(&c.program.as_str()) {
             return;
         }
-        let dumps_env = |h: &Head| match h.program.as_str() {
-            "env" | "printenv" => h.args.iter().all(|a| a.starts_with('-')),
-            "set" | "export" | "declare" | "typeset" | "compgen" => true,
-            _ => false,
+        let dumps_env = |h: &Head| {
+            // `${!name}` / `${!prefix*}`: a variable (or all whose names start so) chosen at run time.
+            h.args.iter().any(|a| a.contains("${!"))
+                || match h.program.as_str() {
+                    // `env` left with no command to run (the unwrapper took any command) prints
+                    // the environment, whatever options it has (`env -u PWD`).
+                    "env" => !h.args.iter().any(|a| a == "--help" || a == "--version"),
+                    "printenv" => h.args.iter().all(|a| a.starts_with('-')),
+                    "set" | "export" | "declare" | "typeset" | "compgen" => true,
+                    // BSD-style `ps e`/`auxe`/`auxeww`: every process's environment.
+                    "ps" => h.args.iter().any(|a| !a.starts_with('-') && a.contains('e')),
+                    // jq's `env` builtin and `$ENV`.
+                    "jq" | "gojq" | "jaq" => h.args.iter().any(|a| {
+                        a.contains("$ENV")
+                            || a.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).any(|w| w == "env")
+                    }),
+                    "awk" | "gawk" | "mawk" | "nawk" | "busybox" => h.args.iter().any(|a| a.contains("ENVIRON")),
+                    _ => false,
+                }
         };
         let reads_secret = |h: &Head, this: &Self| {
             matches!(
