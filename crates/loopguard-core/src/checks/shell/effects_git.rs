@@ -277,8 +277,22 @@ fn repository_writes(c: &Command, sub: &str, rest: &[String], e: &mut Effects) {
             e.write_text(&join(".git"));
         }
         "rm" => {
+            let cached = rest.iter().any(|a| a == "--cached");
+            // Without force git refuses to remove a file whose changes are not committed; with
+            // it (`-f`, `-rf`, `--force`) those changes are gone.
+            let force = rest
+                .iter()
+                .take_while(|a| *a != "--")
+                .any(|a| a == "--force" || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('f')));
+            if force && !cached {
+                e.op(
+                    DESTRUCTIVE_GIT_DISCARD,
+                    RiskLevel::High,
+                    "`git rm -f` removes files together with their uncommitted changes.",
+                );
+            }
             for f in rest.iter().filter(|a| !a.starts_with('-')) {
-                if !rest.iter().any(|a| a == "--cached") {
+                if !cached {
                     e.deletes.push(super::effects::Target { path: join(f), dynamic: false, broad: None });
                 }
             }

@@ -170,10 +170,20 @@ fn git_long_option(t: &str) -> String {
     if GIT_LONG.contains(&name) {
         return t.to_string();
     }
-    let matches: Vec<&&str> = GIT_LONG.iter().filter(|o| o.starts_with(name)).collect();
-    match (matches.as_slice(), value) {
-        ([one], Some(v)) => format!("{one}={v}"),
-        ([one], None) => one.to_string(),
+    let matches: Vec<&str> = GIT_LONG.iter().copied().filter(|o| o.starts_with(name)).collect();
+    // Several matches where the shortest is a prefix of the others (`--forc`: `--force`,
+    // `--force-with-lease`, …): a command that has only the short one (checkout, clean) takes
+    // the abbreviation for it, and one that has several refuses it — reading it as the short
+    // one is right or harmless.
+    let shortest = matches.iter().copied().min_by_key(|o| o.len());
+    let one = match (matches.as_slice(), shortest) {
+        ([one], _) => Some(*one),
+        (_, Some(s)) if matches.iter().all(|o| o.starts_with(s)) => Some(s),
+        _ => None,
+    };
+    match (one, value) {
+        (Some(one), Some(v)) => format!("{one}={v}"),
+        (Some(one), None) => one.to_string(),
         _ => t.to_string(),
     }
 }
