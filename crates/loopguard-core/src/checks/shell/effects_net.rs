@@ -224,7 +224,7 @@ fn httpie(c: &Command, e: &mut Effects) {
     let a = parse(
         &c.args,
         Spec {
-            short: "aAospc",
+            short: "aAosp",
             long: &[
                 "--auth",
                 "--auth-type",

@@ -1756,10 +1756,7 @@ impl Analysis<'_> {
                     // BSD-style `ps e`/`auxe`/`auxeww`: every process's environment.
                     "ps" => h.args.iter().any(|a| !a.starts_with('-') && a.contains('e')),
                     // jq's `env` builtin and `$ENV`.
-                    "jq" | "gojq" | "jaq" => h.args.iter().any(|a| {
-                        a.contains("$ENV")
-                            || a.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_')).any(|w| w == "env")
-                    }),
+                    "jq" | "gojq" | "jaq" => h.args.iter().any(|a| a.contains("$ENV") || jq_env_builtin(a)),
                     "awk" | "gawk" | "mawk" | "nawk" | "busybox" => h.args.iter().any(|a| a.contains("ENVIRON")),
                     _ => false,
                 }
@@ -3173,6 +3170,18 @@ fn strip_glob(word: &str) -> &str {
         "*" | ".*" | "" => ".",
         t => t,
     }
+}
+
+/// Whether a jq filter calls the `env` builtin (not a field `.env`, a string or a longer name).
+fn jq_env_builtin(filter: &str) -> bool {
+    let b = filter.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    filter.match_indices("env").any(|(i, _)| {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + 3).copied();
+        !before.is_some_and(|c| word(c) || c == b'.' || c == b'$' || c == b'"')
+            && !after.is_some_and(|c| word(c) || c == b'"')
+    })
 }
 
 #[cfg(test)]
