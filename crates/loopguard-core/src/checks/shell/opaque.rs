@@ -2566,20 +2566,270 @@ fn other_escape(t: &str) -> bool {
 }
 
 /// Whether a pipe source is literal text: `echo`/`printf` of words that hold no expansion.
-/// Returns the text it prints (approximately: `printf`'s format escapes `\n` and `\t` are
-/// honoured, `%` directives make it not literal).
+/// Returns the text it prints: `printf`'s `%s`, `%b` and `%%` (the format reused while arguments
+/// remain, as the shell does) and the escapes every shell agrees on (`\n \t \r \\ \xHH` …;
+/// `echo` only with `-e`). Anything else — another conversion, an octal or `\c` escape, an
+/// expansion — is not literal (`None`).
 pub fn literal_text(h: &Head) -> Option<String> {
+    if h.args.iter().any(|a| a.contains('$') || a.contains('`')) {
+        return None;
+    }
     match h.program.as_str() {
         "echo" => {
+            let escapes = h.args.iter().any(|a| a == "-e");
             let args: Vec<&str> =
                 h.args.iter().map(String::as_str).filter(|a| !matches!(*a, "-n" | "-e" | "-E")).collect();
-            (!args.iter().any(|a| a.contains('$') || a.contains('`') || other_escape(a)))
-                .then(|| args.join(" ").replace("\\n", "\n"))
+            if escapes {
+                args.iter().map(|a| unescape(a)).collect::<Option<Vec<_>>>().map(|v| v.join(" "))
+            } else {
+                (!args.iter().any(|a| other_escape(a))).then(|| args.join(" ").replace("\\n", "\n"))
+            }
         }
         "printf" => {
-            let fmt = h.args.first()?;
-            (h.args.len() == 1 && !fmt.contains('%') && !fmt.contains('$') && !fmt.contains('`') && !other_escape(fmt))
-                .then(|| fmt.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\"))
+            let (fmt, args) = h.args.split_first()?;
+            let fmt = if fmt == "--" { args.first()? } else { fmt };
+            let args = if h.args[0] == "--" { &args[1..] } else { args };
+            printf(fmt, args)
+        }
+        _ => None,
+    }
+}
+
+/// The escapes every shell's `printf` format, `%b` and `echo -e` agree on; `None` for others.
+fn unescape(t: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = t.chars().peekable();
+    while let Some(ch) = chars.next() {
+        out.push(if ch == '\\' { escape(&mut chars)? } else { ch });
+    }
+    Some(out)
+}
+
+/// The character an escape stands for, reading what follows a backslash.
+fn escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+    Some(match chars.next()? {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '\\' => '\\',
+        'a' => '\u{7}',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'v' => '\u{b}',
+        '"' => '"',
+        '\'' => '\'',
+        'x' => {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < 2
+                && let Some(d) = chars.peek().and_then(|c| c.to_digit(16))
+            {
+                v = v * 16 + d;
+                chars.next();
+                n += 1;
+            }
+            if n == 0 {
+                return None;
+            }
+            char::from_u32(v)?
+        }
+        _ => return None,
+    })
+}
+
+/// What `printf FORMAT ARGS…` prints, for `%s`, `%b` and `%%`; `None` for anything else. Escapes
+/// and directives are read in one pass, as the shell does (`\x25s` prints `%s`).
+fn printf(fmt: &str, args: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut next = 0;
+    loop {
+        let mut used = false;
+        let mut chars = fmt.chars().peekable();
+        while let Some(ch) = chars.next() {
+            match ch {
+                '\\' => out.push(escape(&mut chars)?),
+                '%' => match chars.next() {
+                    Some('%') => out.push('%'),
+                    Some(conv @ ('s' | 'b')) => {
+                        used = true;
+                        let a = args.get(next).map_or("", String::as_str);
+                        next += 1;
+                        if conv == 'b' {
+                            out.push_str(&unescape(a)?);
+                        } else {
+                            out.push_str(a);
+                        }
+                    }
+                    _ => return None,
+                },
+                _ => out.push(ch),
+            }
+            if out.len() > 1 << 16 {
+                return None;
+            }
+        }
+        if !used || next >= args.len() {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Text a command puts into files whose text the analysis can tell: `(file, text)` for `sed -i`
+/// (the text its `a`/`i`/`c` commands insert and its `s` replacements) and `tee FILE…` fed
+/// literal text. The text is for judging what a file that runs later would do; it is not the
+/// whole new content.
+pub fn inserted_text(c: &Command) -> Vec<(String, String)> {
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    match c.program.as_str() {
+        "tee" => match &c.stdin_text {
+            Some(t) => texts.iter().filter(|a| !a.starts_with('-')).map(|f| (f.to_string(), t.clone())).collect(),
+            None => Vec::new(),
+        },
+        "sed" | "gsed" => {
+            let in_place = texts.iter().any(|t| {
+                t.starts_with("--in-place") || (t.starts_with('-') && !t.starts_with("--") && t[1..].starts_with('i'))
+            }) || texts
+                .iter()
+                .any(|t| t.starts_with('-') && !t.starts_with("--") && t[1..].contains('i'));
+            if !in_place {
+                return Vec::new();
+            }
+            let (scripts, files) = sed_operands(&texts);
+            let inserted: Vec<String> = scripts.iter().map(|s| sed_inserted(s)).filter(|t| !t.is_empty()).collect();
+            if inserted.is_empty() {
+                return Vec::new();
+            }
+            let text = inserted.join("\n");
+            files.into_iter().map(|f| (f.to_string(), text.clone())).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A sed command line's scripts and its file operands.
+fn sed_operands<'a>(texts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let (mut scripts, mut files) = (Vec::new(), Vec::new());
+    let mut explicit = false;
+    let mut i = 0;
+    while i < texts.len() {
+        let t = texts[i];
+        if t == "--" {
+            files.extend(texts[i + 1..].iter().copied());
+            break;
+        }
+        if t == "-e" || t == "--expression" {
+            explicit = true;
+            scripts.extend(texts.get(i + 1).copied());
+            i += 2;
+            continue;
+        }
+        if let Some(v) = t.strip_prefix("--expression=") {
+            explicit = true;
+            scripts.push(v);
+        } else if t.starts_with('-')
+            && !t.starts_with("--")
+            && t.len() > 2
+            && t.ends_with('e')
+            && !t[1..].starts_with('i')
+        {
+            explicit = true;
+            scripts.extend(texts.get(i + 1).copied());
+            i += 2;
+            continue;
+        } else if t.starts_with('-') {
+        } else if !explicit && scripts.is_empty() {
+            scripts.push(t);
+            explicit = true;
+        } else {
+            files.push(t);
+        }
+        i += 1;
+    }
+    (scripts, files)
+}
+
+/// The text a sed script inserts: what follows `a`, `i` and `c`, and the replacement of `s`.
+fn sed_inserted(script: &str) -> String {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = script.lines().collect();
+    let mut continued = false;
+    for line in lines {
+        // The text of `a\`, `i\` or `c\` on the lines after it (GNU and POSIX form).
+        if continued {
+            continued = line.ends_with('\\');
+            out.push(line.trim_end_matches('\\').trim().to_string());
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut i = 0;
+        // Skip an address (numbers, $, /re/, ranges) and `!`.
+        while i < b.len() && matches!(b[i], b'0'..=b'9' | b'$' | b',' | b'~' | b'+' | b'!' | b' ') {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'/' {
+            i += 1;
+            while i < b.len() && b[i] != b'/' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        }
+        let Some(rest) = line.get(i.min(line.len())..) else { continue };
+        let rest = rest.trim_start();
+        let mut cs = rest.chars();
+        match cs.next() {
+            Some('a' | 'i' | 'c') => {
+                let text = cs.as_str().trim();
+                if text == "\\" {
+                    continued = true;
+                } else {
+                    out.push(text.trim_start_matches('\\').trim().to_string());
+                }
+            }
+            Some('s') => {
+                if let Some(d) = cs.next() {
+                    // Pattern, replacement, flags: split at unescaped delimiters.
+                    let mut parts = vec![String::new()];
+                    let mut it = cs;
+                    while let Some(ch) = it.next() {
+                        match ch {
+                            '\\' => match it.next() {
+                                Some(n) if n == d => parts.last_mut().into_iter().for_each(|p| p.push(n)),
+                                Some(n) => parts.last_mut().into_iter().for_each(|p| {
+                                    p.push('\\');
+                                    p.push(n);
+                                }),
+                                None => {}
+                            },
+                            c if c == d => parts.push(String::new()),
+                            c => parts.last_mut().into_iter().for_each(|p| p.push(c)),
+                        }
+                    }
+                    if let Some(r) = parts.get(1) {
+                        out.push(r.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|t| !t.is_empty());
+    out.join("\n")
+}
+
+/// What a decoder prints for literal input: `base64 -d`/`--decode` and `rev` of a here-string or
+/// heredoc. `None` when the input is not literal or does not decode to text.
+pub fn decoded_text(c: &Command) -> Option<String> {
+    let input = c.stdin_text.as_deref()?;
+    match c.program.as_str() {
+        "base64" if c.args.iter().any(|a| matches!(a.text.as_str(), "-d" | "--decode" | "-D")) => {
+            use base64::Engine;
+            let clean: String = input.chars().filter(|ch| !ch.is_whitespace()).collect();
+            let bytes = base64::engine::general_purpose::STANDARD.decode(clean.as_bytes()).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        "rev" if c.args.is_empty() => {
+            Some(input.lines().map(|l| l.chars().rev().collect::<String>()).collect::<Vec<_>>().join("\n"))
         }
         _ => None,
     }
@@ -2588,6 +2838,42 @@ pub fn literal_text(h: &Head) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn head(program: &str, args: &[&str]) -> Head {
+        Head { program: program.into(), args: args.iter().map(|a| a.to_string()).collect() }
+    }
+
+    #[test]
+    fn literal_text_reads_printf_and_echo_like_the_shell() {
+        let t = |p: &str, a: &[&str]| literal_text(&head(p, a));
+        assert_eq!(t("printf", &["%s\\n", "a", "b"]).as_deref(), Some("a\nb\n"));
+        assert_eq!(t("printf", &["x%%y"]).as_deref(), Some("x%y"));
+        assert_eq!(t("printf", &["%b", "a\\x41"]).as_deref(), Some("aA"));
+        assert_eq!(t("printf", &["\\x25s", "ignored"]).as_deref(), Some("%s"));
+        assert_eq!(t("printf", &["-->%s<--", "x"]).as_deref(), Some("-->x<--"));
+        assert_eq!(t("echo", &["-e", "a\\x7cb"]).as_deref(), Some("a|b"));
+        assert_eq!(t("echo", &["a", "b"]).as_deref(), Some("a b"));
+        for not_literal in [
+            t("printf", &["%d", "1"]),
+            t("printf", &["\\101"]),
+            t("printf", &["a\\cb"]),
+            t("printf", &["%s", "$HOME"]),
+            t("echo", &["a\\x41"]),
+            t("echo", &["-e", "\\0101"]),
+        ] {
+            assert_eq!(not_literal, None);
+        }
+    }
+
+    #[test]
+    fn sed_inserted_text() {
+        assert_eq!(sed_inserted("1a curl x | sh"), "curl x | sh");
+        assert_eq!(sed_inserted("$i\\\nmake"), "make");
+        assert_eq!(sed_inserted("s|a|b \\| c|g"), "b | c");
+        assert_eq!(sed_inserted("/x/c new"), "new");
+        assert_eq!(sed_inserted("s/a/b/;2d"), "b");
+        assert_eq!(sed_inserted("2d"), "");
+    }
 
     #[test]
     fn python_positive_rule() {
