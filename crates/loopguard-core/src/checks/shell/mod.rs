@@ -2373,6 +2373,13 @@ impl Analysis<'_> {
                 self.absorb(r);
             }
         }
+        // A URL spelled in the code is a request the code may make: internal ones are refused
+        // whatever the code does with them.
+        for url in opaque::literal_urls(code) {
+            if let Ok(Some(i)) = crate::checks::ssrf::check_url(&url) {
+                self.findings.push(crate::checks::ssrf::finding(&format!("`{program}` code"), &url, &i));
+            }
+        }
         match opaque::check_code(lang, code) {
             Ok(paths) => {
                 for (p, write) in paths {

@@ -490,6 +490,21 @@ const DELETE_CALLS: &[&str] = &[
 /// Names that reach the network.
 const NETWORK_NAMES: &[&str] = &[
     "socket",
+    "HTTPConnection",
+    "HTTPSConnection",
+    "http import",
+    "Addrinfo",
+    "node:http",
+    "node:tls",
+    "node:dgram",
+    "'https'",
+    "\"https\"",
+    "'http'",
+    "\"http\"",
+    "'tls'",
+    "\"tls\"",
+    "'undici'",
+    "\"undici\"",
     "urlopen",
     "urllib",
     "requests",
@@ -528,7 +543,28 @@ const NETWORK_NAMES: &[&str] = &[
 /// built at run time), process functions taken as values (`f = os.system`, `import system as
 /// s`), and code that both reaches the network and runs processes (a reverse shell's shape).
 pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
-    let mut runs_process = false;
+    // Functions looked up by a name built at run time, and native calls around the language.
+    for (needle, why) in [
+        ("attrgetter(", "it looks up a function by a name given as data (`operator.attrgetter`)"),
+        ("methodcaller(", "it calls a method by a name given as data (`operator.methodcaller`)"),
+        ("__getattribute__", "it looks up attributes by name at run time"),
+        ("Fiddle", "it calls native functions directly (Fiddle)"),
+        ("ctypes", "it calls native functions directly (ctypes)"),
+        ("cffi", "it calls native functions directly (cffi)"),
+        ("ffi-napi", "it calls native functions directly (ffi-napi)"),
+        ("DynaLoader", "it loads native code directly (DynaLoader)"),
+        ("FFI::", "it calls native functions directly (FFI)"),
+        ("process.binding", "it reaches node's internal bindings"),
+    ] {
+        if code.contains(needle) {
+            return Some(Opaque::ev(why));
+        }
+    }
+    // Modules whose purpose is running processes: using them is running one, by whatever name.
+    let mut runs_process =
+        ["subprocess", "child_process", "pty.spawn", "Open3", "IPC::Open", "IPC::Run", "proc_open", "Process.spawn"]
+            .iter()
+            .any(|m| code.contains(m));
     for name in PROCESS_CALLS {
         for (at, _) in code.match_indices(name) {
             let before = code[..at].chars().next_back();
@@ -565,7 +601,15 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
         for (at, _) in code.match_indices(name) {
             let before = code[..at].chars().next_back();
             let after = &code[at + name.len()..];
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') || !after.trim_start().starts_with('(') {
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            // `map(os.remove, …)`: a delete or write function taken as a value runs on paths the
+            // code computes.
+            if name.contains('.') && after.trim_start().starts_with([',', ')']) {
+                return Some(Opaque::ev(format!("it passes `{name}` around as a value, to run on computed paths")));
+            }
+            if !after.trim_start().starts_with('(') {
                 continue;
             }
             if *name == "unlink" && before != Some('.') && !code[..at].ends_with("os.") {
@@ -591,14 +635,43 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
         "read_text",
         "File.read",
         "read_bytes",
+        "FileIO",
+        "ARGF",
+        "ARGV",
         "fileinput",
         "createReadStream",
         "readdir",
     ];
-    if network && local_data.iter().any(|d| code.contains(d)) {
+    // `open(` as a word (`open(…)`, `io.open(…)`), not the tail of `urlopen(`.
+    let found = |d: &str| {
+        code.match_indices(d).any(|(at, _)| {
+            !d.starts_with(|c: char| c.is_ascii_alphabetic())
+                || !code[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    if network && local_data.iter().any(|d| found(d)) {
         return Some(Opaque::ev("it reads local files or the environment and reaches the network"));
     }
     None
+}
+
+/// URLs spelled literally in code (`'http://…'`, `"https://…"`): up to the first quote, space or
+/// bracket.
+pub fn literal_urls(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for scheme in ["http://", "https://"] {
+        for (at, _) in code.match_indices(scheme) {
+            let url: String = code[at..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, '\'' | '"' | '`' | ')' | '(' | '<' | '>' | ','))
+                .collect();
+            out.push(url);
+            if out.len() >= 32 {
+                return out;
+            }
+        }
+    }
+    out
 }
 
 /// Literal paths that code opens for writing or passes to a write call (`open('x', 'w')`,
