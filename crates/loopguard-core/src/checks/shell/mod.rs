@@ -1088,6 +1088,13 @@ impl Analysis<'_> {
         }
         let dynamic = c.args.iter().any(|w| w.dynamic);
         for o in outs {
+            // The output holds the lines of a literal input (`sort -o hook - <<< '…'`).
+            if let (Some(text), false) = (&c.stdin_text, dynamic)
+                && let Ok(path) = resolve_under(self.cwd(), Path::new(&o))
+            {
+                let text = text.clone();
+                self.later_code(&path, &text);
+            }
             let t = effects::Target { path: o, dynamic, broad: None };
             self.target(&p, &t, false);
         }
@@ -2373,6 +2380,12 @@ impl Analysis<'_> {
                 self.absorb(r);
             }
         }
+        // Code that writes a file that runs later may put any of its text there.
+        for p in opaque::literal_writes(code) {
+            if let Ok(path) = self.resolve_here(&p) {
+                self.later_code(&path, code);
+            }
+        }
         // A URL spelled in the code is a request the code may make: internal ones are refused
         // whatever the code does with them.
         for url in opaque::literal_urls(code) {
@@ -2734,6 +2747,31 @@ impl Analysis<'_> {
             .iter()
             .any(|e| name.ends_with(e));
         if !runs_later || text.is_empty() {
+            return;
+        }
+        // Code in a language the positive rule reads, written into a file a tool runs by
+        // itself (conftest.py, setup.py, eslint.config.js, …): evasive code is hidden code.
+        let lang = match name.rsplit_once('.').map(|(_, e)| e) {
+            Some("py") => Some(opaque::Lang::Python),
+            Some("js" | "mjs" | "cjs") => Some(opaque::Lang::Js),
+            Some("rb") => Some(opaque::Lang::Ruby),
+            Some("pl" | "pm") => Some(opaque::Lang::Perl),
+            Some("php") => Some(opaque::Lang::Php),
+            _ => None,
+        };
+        if let Some(lang) = lang.filter(|_| runs_later_path(path, self.workspace()))
+            && let Err(o) = opaque::check_code(lang, text)
+            && o.evasive
+        {
+            self.findings.push(
+                Finding::new(
+                    SHELL_HIDDEN_CODE,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!("The command writes into `{name}`, which a tool runs by itself, code that {}.", o.why),
+                )
+                .with_remedy("leave scripts, hooks, recipes and configuration that do this to the human."),
+            );
             return;
         }
         if let Some((suffix, message)) = self.deny_in_text(text, true) {
