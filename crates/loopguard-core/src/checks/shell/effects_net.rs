@@ -94,7 +94,15 @@ fn curl(c: &Command, e: &mut Effects) {
                 e.level = AutonomyLevel::Implement;
                 e.write_text(".");
             }
-            "-K" | "--config" => e.read_text(v),
+            "-K" | "--config" => {
+                if v == "-" {
+                    if let Some(t) = &c.stdin_text {
+                        curl_config(t, e);
+                    }
+                } else {
+                    e.read_text(v);
+                }
+            }
             "--url" => e.network.push(v.to_string()),
             _ => {}
         }
@@ -128,6 +136,23 @@ fn wget(c: &Command, e: &mut Effects) {
     }
     for f in a.values(&["--post-file", "--body-file"]) {
         upload(e, f, "wget --post-file");
+    }
+    // `-i FILE`: URLs read from a file; `-e CMD`: a wgetrc command, some of which send files.
+    for f in a.values(&["-i", "--input-file"]) {
+        if f != "-" {
+            e.read_text(f);
+        }
+    }
+    for cmd in a.values(&["-e", "--execute"]) {
+        let (k, v) = cmd.split_once('=').unwrap_or((cmd, ""));
+        let key: String =
+            k.trim().chars().filter(|ch| !matches!(ch, '_' | '-')).collect::<String>().to_ascii_lowercase();
+        let v = v.trim().trim_matches(['"', '\'']);
+        match key.as_str() {
+            "postfile" | "bodyfile" => upload(e, v, "wget -e post_file"),
+            "input" | "loadcookies" | "certificate" | "privatekey" => e.read_text(v),
+            _ => {}
+        }
     }
     e.network.extend(a.operands.iter().map(|w| w.text.clone()));
 }
@@ -287,6 +312,35 @@ fn httpie(c: &Command, e: &mut Effects) {
         });
         if let Some(f) = file {
             upload(e, f, "httpie `@file`");
+        }
+    }
+}
+
+/// A curl config file's text (`-K`): options one per line, `key = value`, `key value` or
+/// `--key value`; the ones that send files count as they do on the command line.
+pub fn curl_config(text: &str, e: &mut Effects) {
+    for line in text.lines().take(256) {
+        let line = line.trim();
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let (k, v) = line
+            .split_once(['=', ':', ' ', '\t'])
+            .map_or((line, ""), |(k, v)| (k.trim(), v.trim().trim_start_matches(['=', ':']).trim()));
+        let k = k.trim_start_matches('-');
+        let v = v.trim_matches(['"', '\'']);
+        match k {
+            "data" | "data-binary" | "data-ascii" | "data-urlencode" | "json" | "d" if v.contains('@') => {
+                upload(e, v.rsplit_once('@').map_or(v, |(_, f)| f), "curl config `data @file`")
+            }
+            "upload-file" | "T" => upload(e, v, "curl config `upload-file`"),
+            "form" | "F" => {
+                if let Some((_, f)) = v.split_once("=@").or_else(|| v.split_once("=<")) {
+                    upload(e, f.split(';').next().unwrap_or(f), "curl config `form field=@file`");
+                }
+            }
+            "url" => e.network.push(v.to_string()),
+            _ => {}
         }
     }
 }

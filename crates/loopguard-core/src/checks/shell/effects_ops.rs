@@ -415,6 +415,26 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
         return;
     };
     let u = sql.to_ascii_uppercase();
+    // Functions and dot-commands that reach files, native code or a shell from inside the SQL.
+    let lower = sql.to_ascii_lowercase();
+    if let Some(f) = ["readfile(", "writefile(", "read_text(", "read_blob(", "load_extension(", "edit("]
+        .iter()
+        .find(|f| lower.contains(*f))
+        .or_else(|| {
+            [".shell", ".system", ".output", ".once", ".load", ".read", ".import"]
+                .iter()
+                .find(|d| lower.lines().any(|l| l.trim_start().starts_with(*d)))
+        })
+    {
+        e.op(
+            SHELL_HIDDEN_CODE,
+            RiskLevel::High,
+            format!(
+                "`{p}` SQL uses `{}`, which reaches files, native code or a shell from the database.",
+                f.trim_end_matches('(')
+            ),
+        );
+    }
     let words: Vec<&str> = u
         .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '(' || ch == ')'))
         .filter(|s| !s.is_empty())

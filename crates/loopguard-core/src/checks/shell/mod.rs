@@ -643,7 +643,12 @@ fn analyze_at(
     }
     // The whole workspace read in bulk (archives, recursive greps, syncs, bundles), or a file read
     // whose name is only known at run time, in a line that reaches the network: exfiltration.
-    if a.network {
+    // Uploaders that reach the network by themselves.
+    let uploader = cmds.iter().any(|c| {
+        matches!(c.program.as_str(), "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "wormhole")
+            || (c.program == "openssl" && c.args.iter().any(|w| w.text == "s_client"))
+    });
+    if a.network || uploader {
         let bulk = cmds.iter().find(|c| {
             let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
             let whole = |t: &&str| {
@@ -651,9 +656,8 @@ fn analyze_at(
                     || resolve_under(cwd, Path::new(t)).is_ok_and(|q| a.workspace().starts_with(&q))
             };
             match c.program.as_str() {
-                "tar" | "zip" | "7z" | "7za" | "rsync" | "rclone" | "gsutil" | "croc" | "cpio" | "scp" => {
-                    texts.iter().filter(|t| !t.starts_with('-')).any(whole)
-                }
+                "tar" | "zip" | "7z" | "7za" | "rsync" | "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "cpio"
+                | "scp" => texts.iter().filter(|t| !t.starts_with('-')).any(whole),
                 "grep" | "egrep" | "rg" | "ag" => {
                     texts.iter().any(|t| t.starts_with('-') && (t.contains('r') || t.contains('R') || t.contains('u')))
                         || c.program == "rg"
@@ -1595,6 +1599,11 @@ impl Analysis<'_> {
             })
         {
             return;
+        }
+        if matches!(p, "sed" | "gsed") {
+            for f in opaque::sed_reads(c) {
+                self.read(p, &f, false);
+            }
         }
         let mut seen = 0;
         for w in c.args.iter().filter(|w| !w.dynamic) {

@@ -2780,6 +2780,27 @@ pub fn inserted_text(c: &Command) -> Vec<(String, String)> {
     }
 }
 
+/// Files a sed script reads into its output (`r FILE`, `R FILE`).
+pub fn sed_reads(c: &Command) -> Vec<String> {
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    let (scripts, _) = sed_operands(&texts);
+    let mut out = Vec::new();
+    for script in scripts {
+        for cmd in script.split(['\n', ';']) {
+            let t = cmd
+                .trim_start_matches(|ch: char| ch.is_ascii_digit() || matches!(ch, '$' | ',' | '~' | '+' | '!' | ' '));
+            let t = match t.strip_prefix('/') {
+                Some(r) => r.split_once('/').map_or("", |(_, rest)| rest).trim_start(),
+                None => t,
+            };
+            if let Some(f) = t.strip_prefix(['r', 'R']).map(str::trim).filter(|f| !f.is_empty()) {
+                out.push(f.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// A sed command line's scripts and its file operands.
 fn sed_operands<'a>(texts: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
     let (mut scripts, mut files) = (Vec::new(), Vec::new());
