@@ -1711,6 +1711,14 @@ impl Analysis<'_> {
                 if literal.is_none() {
                     // Content not known: mark it so (a script run from it is not understood).
                     self.written_text.retain(|(q, _)| *q != p);
+                    // echo/printf of words with no expansion print what their arguments say; an
+                    // escape or conversion the analysis does not compute, into a file that runs
+                    // later, hides what it writes.
+                    if matches!(c.program.as_str(), "echo" | "printf")
+                        && !c.args.iter().any(|w| w.dynamic || w.text.contains('$') || w.text.contains('`'))
+                    {
+                        self.unread_later_write(&p);
+                    }
                 } else {
                     self.later_code(&p, &known);
                 }
@@ -2746,15 +2754,42 @@ impl Analysis<'_> {
     /// A file this line writes with known text that runs later (a script, a recipe, a hook, a
     /// test fixture, a package manifest): a command inside it that the gate would deny makes the
     /// call hidden code — persistence and booby-traps look like this.
-    fn later_code(&mut self, path: &Path, text: &str) {
+    /// Whether a file runs later: a recipe, hook or configuration a tool runs by itself, or a
+    /// script by its extension.
+    fn runs_later_file(&self, path: &Path) -> bool {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let runs_later = runs_later_path(path, self.workspace())
+        runs_later_path(path, self.workspace())
             || [
                 ".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".cmake", ".gradle",
                 ".kts", ".ps1", ".lua",
             ]
             .iter()
-            .any(|e| name.ends_with(e));
+            .any(|e| name.ends_with(e))
+    }
+
+    /// echo/printf text the analysis cannot compute (an escape or a conversion it does not
+    /// know), written into a file that runs later.
+    fn unread_later_write(&mut self, path: &Path) {
+        if !self.runs_later_file(path) {
+            return;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        self.findings.push(
+            Finding::new(
+                SHELL_HIDDEN_CODE,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!(
+                    "The command writes into `{name}`, which runs later, text built from escapes or conversions the analysis does not compute."
+                ),
+            )
+            .with_remedy("write the text plainly (a heredoc or plain words)."),
+        );
+    }
+
+    fn later_code(&mut self, path: &Path, text: &str) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let runs_later = self.runs_later_file(path);
         if !runs_later || text.is_empty() {
             return;
         }
