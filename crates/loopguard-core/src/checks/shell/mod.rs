@@ -1497,6 +1497,42 @@ impl Analysis<'_> {
                 break;
             }
         }
+        // An existing script or manifest of the workspace replaced by content from elsewhere: a
+        // download, or a copy from outside the workspace.
+        let from_outside = match program.as_str() {
+            "curl" | "wget" | "aria2c" | "http" | "https" | "xh" => true,
+            "cp" | "mv" | "install" | "rsync" | "ln" => {
+                c.args.iter().filter(|w| !w.text.starts_with('-')).rev().skip(1).any(|w| {
+                    w.dynamic
+                        || resolve_under(self.cwd(), Path::new(&w.text)).is_ok_and(|q| !q.starts_with(self.workspace()))
+                })
+            }
+            _ => false,
+        };
+        if from_outside {
+            for t in e.writes.iter().filter(|t| !t.dynamic) {
+                let Ok(p) = resolve_under(self.cwd(), Path::new(&t.path)) else { continue };
+                let manifest = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    matches!(
+                        n,
+                        "package.json" | "pyproject.toml" | "setup.cfg" | "Cargo.toml" | "composer.json" | "Gemfile"
+                    )
+                });
+                if p.starts_with(self.workspace()) && p.is_file() && (manifest || self.runs_later_file(&p)) {
+                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+                    self.findings.push(
+                        Finding::new(
+                            SHELL_HIDDEN_CODE,
+                            Verdict::Ask,
+                            RiskLevel::High,
+                            format!("`{program}` replaces `{name}`, which runs later, with content from outside the workspace the analysis cannot read."),
+                        )
+                        .with_remedy("fetch or copy to a new file and show it to the human before it replaces a script or manifest."),
+                    );
+                    break;
+                }
+            }
+        }
         if !BUILD_TOOLS.contains(&program.as_str()) {
             let targets = e.writes.iter().map(|t| t.path.as_str()).chain(
                 c.redirects
