@@ -1855,6 +1855,48 @@ impl Analysis<'_> {
                 .with_remedy("send only data you produced with plain commands the gate can read."),
             );
         }
+        // Any file piped into a tool that sends its stdin is an upload, as `curl -d @file` is.
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        let sends_stdin = match c.program.as_str() {
+            "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" => true,
+            "curl" | "http" | "https" => {
+                texts.iter().any(|t| t.contains("@-") || t.ends_with("=@-"))
+                    || texts.windows(2).any(|w| matches!(w[0], "-T" | "--upload-file") && w[1] == "-")
+            }
+            "wget" => texts.iter().any(|t| t.contains("/dev/stdin")),
+            _ => false,
+        };
+        if leak.is_none()
+            && sends_stdin
+            && let Some((h, f)) = c.stdin_from.iter().find_map(|h| {
+                matches!(
+                    h.program.as_str(),
+                    "cat"
+                        | "head"
+                        | "tail"
+                        | "tac"
+                        | "nl"
+                        | "base64"
+                        | "xxd"
+                        | "od"
+                        | "hexdump"
+                        | "strings"
+                        | "gzip"
+                        | "bzip2"
+                        | "xz"
+                        | "zstd"
+                        | "zip"
+                )
+                .then(|| h.args.iter().find(|a| !a.starts_with('-')).map(|f| (h, f.clone())))
+                .flatten()
+            })
+        {
+            self.findings.push(op_finding(
+                EXFIL_UPLOAD,
+                RiskLevel::High,
+                format!("`{} {f}` flows into `{}`, which sends it to a remote host.", h.program, c.program),
+            ));
+        }
         if let Some(src) = leak {
             self.findings.push(op_finding(
                 EXFIL_PIPE,
