@@ -342,6 +342,23 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
         v
     };
     let refspecs: Vec<&String> = operands.iter().skip(1).copied().collect();
+    // A repository given as a URL (or `--repo=URL`) is not a configured remote: the history goes
+    // wherever it points.
+    let repo = operands
+        .first()
+        .map(|s| s.as_str())
+        .into_iter()
+        .chain(rest.iter().filter_map(|a| a.strip_prefix("--repo=")))
+        .chain(rest.windows(2).filter(|w| w[0] == "--repo").map(|w| w[1].as_str()))
+        .find(|r| r.contains("://") || (r.contains('@') && r.contains(':')));
+    if let Some(url) = repo {
+        e.network.push(url.to_string());
+        e.op(
+            EXFIL_UPLOAD,
+            RiskLevel::High,
+            format!("`git push {url}` sends the repository's history to a URL that is not a configured remote."),
+        );
+    }
     let deletes = rest.iter().any(|a| a == "--delete" || a == "-d" || a == "--prune")
         || refspecs.iter().any(|r| r.starts_with(':') && r.len() > 1);
     if deletes {
@@ -366,7 +383,11 @@ fn push(rest: &[String], e: &mut Effects, current_branch: &dyn Fn() -> Option<St
     if head_target {
         protected |= current_branch().is_some_and(|b| is_protected(&b));
     }
-    if rest.iter().any(|a| a == "--all" || a == "--mirror") {
+    // `--all`, `--mirror`, a glob refspec (`refs/heads/*:refs/heads/*`) or a name computed at run
+    // time may reach a protected branch.
+    if rest.iter().any(|a| a == "--all" || a == "--mirror" || a == "--branches")
+        || refspecs.iter().any(|r| r.contains(['*', '$', '`']))
+    {
         protected = true;
     }
     if protected {
