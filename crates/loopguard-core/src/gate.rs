@@ -96,11 +96,25 @@ impl<'p> Gate<'p> {
                     let target = call
                         .str_field("file_path")
                         .or_else(|| call.str_field("notebook_path"))
-                        .or_else(|| call.str_field("path"));
-                    if let Some(p) = target
-                        && let Ok(real) = crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd)
+                        .or_else(|| call.str_field("path"))
+                        .map(|p| expand_home(p, ctx.home.as_deref()));
+                    let real = target
+                        .as_deref()
+                        .and_then(|p| crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd).ok());
+                    if let (Some(p), Some(real)) = (&target, &real) {
+                        findings.extend(paths().check_read(p, real, &format!("`{}` of", call.tool)));
+                    }
+                    // A content search limited by a glob (`Grep` with `glob: ".env*"`) prints
+                    // lines of every file the glob matches under its path: those are reads.
+                    if kind == ToolKind::Search
+                        && call.tool != "Glob"
+                        && let Some(glob) = call.str_field("glob")
                     {
-                        findings.extend(paths().check_read(p, &real, &format!("`{}` of", call.tool)));
+                        let base = real.clone().unwrap_or_else(|| call.cwd.clone());
+                        let found = glob_matches(&base, glob)
+                            .into_iter()
+                            .find_map(|m| paths().check_read(glob, &m, &format!("`{}` (glob `{glob}`) of", call.tool)));
+                        findings.extend(found);
                     }
                 }
                 ToolKind::Network => {
@@ -416,6 +430,48 @@ fn secrets_in_arguments(call: &ToolCall, ask_score: u32) -> Vec<Finding> {
             )
             .with_remedy(remedy),
         );
+    }
+    out
+}
+
+/// Files under `base` that a search tool's `glob` selects, as ripgrep reads it: a glob without
+/// `/` matches file names at any depth, one with `/` the path below `base`. Bounded: depth 8,
+/// 4096 entries, 16 matches.
+fn glob_matches(base: &std::path::Path, glob: &str) -> Vec<std::path::PathBuf> {
+    let Ok(m) =
+        globset::GlobBuilder::new(glob).literal_separator(glob.contains('/')).build().map(|g| g.compile_matcher())
+    else {
+        return Vec::new();
+    };
+    if base.is_file() {
+        return if m.is_match(base.file_name().unwrap_or_default()) { vec![base.to_path_buf()] } else { Vec::new() };
+    }
+    let (mut out, mut seen) = (Vec::new(), 0usize);
+    let mut stack = vec![(base.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > 4096 || out.len() >= 16 {
+                return out;
+            }
+            let path = e.path();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                if depth < 8 && e.file_name() != ".git" {
+                    stack.push((path, depth + 1));
+                }
+                continue;
+            }
+            let hit = if glob.contains('/') {
+                path.strip_prefix(base).is_ok_and(|r| m.is_match(r))
+            } else {
+                m.is_match(e.file_name())
+            };
+            if hit {
+                out.push(path);
+            }
+        }
     }
     out
 }

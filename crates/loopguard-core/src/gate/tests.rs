@@ -199,6 +199,38 @@ fn tilde_and_home_in_tool_paths_mean_the_home_directory() {
 }
 
 #[test]
+fn a_content_search_reads_what_its_glob_selects_and_its_path_may_name_home() {
+    let ws = ws();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("config/prod")).unwrap();
+    std::fs::write(ws.path().join("config/prod/.env.production"), "K=v\n").unwrap();
+    std::fs::write(ws.path().join("config/app.toml"), "a = 1\n").unwrap();
+    std::fs::create_dir_all(home.path().join(".aws")).unwrap();
+    let policy = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_home(Some(home.path()));
+    let gate = Gate::new(&policy);
+    let grep = |input: serde_json::Value| gate.evaluate(&ToolCall::new("Grep", input, ws.path()), &ctx);
+    for input in [
+        json!({"pattern": "K", "glob": ".env*"}),
+        json!({"pattern": "K", "path": "config", "glob": "**/.env.*"}),
+        json!({"pattern": "K", "glob": "config/prod/.env.production"}),
+        json!({"pattern": "K", "path": "~/.aws"}),
+    ] {
+        assert_eq!(grep(input.clone()).codes(), ["credential-read"], "{input}");
+    }
+    for input in [
+        json!({"pattern": "K", "glob": "*.toml"}),
+        json!({"pattern": "K", "path": "config", "glob": "*.rs"}),
+        json!({"pattern": "K"}),
+    ] {
+        assert_eq!(grep(input.clone()).verdict(), Verdict::Allow, "{input}");
+    }
+    // File names only: a Glob never reads contents.
+    let d = gate.evaluate(&ToolCall::new("Glob", json!({"pattern": "**/.env*"}), ws.path()), &ctx);
+    assert_eq!(d.verdict(), Verdict::Allow);
+}
+
+#[test]
 fn secrets_in_arguments_weigh_by_severity() {
     let ws = ws();
     let gh = format!("ghp_{}", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A");
