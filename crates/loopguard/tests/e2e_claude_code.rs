@@ -9,14 +9,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
-use common::Sandbox;
+use common::{Sandbox, repo_root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
 
 /// A version pinned in tests/e2e/host-versions.env.
 fn pinned(key: &str) -> String {

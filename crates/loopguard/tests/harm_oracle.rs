@@ -13,14 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
-
-fn write(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+mod common;
+use common::{repo_root, write};
 
 fn unescape(s: &str) -> String {
     s.replace("\\\\", "\u{1}").replace("\\n", "\n").replace('\u{1}', "\\")

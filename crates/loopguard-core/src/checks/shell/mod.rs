@@ -591,15 +591,7 @@ fn analyze_at(
     // A quoted array subscript holding a command substitution (`x='a[$(cmd)]'; echo $((x))`):
     // bash evaluates it as arithmetic later, running the command.
     if arithmetic_injection(cmd) {
-        a.findings.push(
-            Finding::new(
-                SHELL_HIDDEN_CODE,
-                Verdict::Ask,
-                RiskLevel::High,
-                "An array subscript holds a command substitution, which bash runs when the text is evaluated as arithmetic.".to_string(),
-            )
-            .with_remedy("run the command plainly, so the gate can decide it."),
-        );
+        a.hidden("An array subscript holds a command substitution, which bash runs when the text is evaluated as arithmetic.".to_string(), "run the command plainly, so the gate can decide it.");
     }
     // `env -C DIR` anywhere: relative paths in the line may be relative to DIR.
     if cmds.iter().any(|c| c.wrappers.iter().any(|w| w == "env -C")) {
@@ -703,14 +695,10 @@ fn analyze_at(
         .filter_map(|e| resolve_under(cwd, Path::new(&e)).ok())
         .collect();
     if !path_dirs.is_empty() && a.predicted.iter().any(|w| path_dirs.iter().any(|d| w.parent() == Some(d.as_path()))) {
-        a.findings.push(
-            Finding::new(
-                SHELL_HIDDEN_CODE,
-                Verdict::Ask,
-                RiskLevel::High,
-                "The command writes a file into a directory it puts on PATH: a later command of that name runs the file.".to_string(),
-            )
-            .with_remedy("run the file by its path, so the gate can read it."),
+        a.hidden(
+            "The command writes a file into a directory it puts on PATH: a later command of that name runs the file."
+                .to_string(),
+            "run the file by its path, so the gate can read it.",
         );
     }
     report.offline = !a.network
@@ -850,6 +838,24 @@ impl Analysis<'_> {
 
     fn dynamic(&mut self, what: String, remedy: &str) {
         self.findings.push(Finding::new(SHELL_DYNAMIC, Verdict::Ask, RiskLevel::High, what).with_remedy(remedy));
+    }
+
+    /// `p` of `t` removes the workspace's contents or its `.git`.
+    fn wipes_workspace(&mut self, p: &str, t: &str) {
+        self.findings.push(
+            Finding::new(
+                DESTRUCTIVE_RM_WORKSPACE,
+                Verdict::Deny,
+                RiskLevel::Critical,
+                format!("`{p}` of `{t}` would remove the workspace's contents or its history (`.git`)."),
+            )
+            .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
+        );
+    }
+
+    /// Code reached through a channel ordinary work does not use: asked in every mode.
+    fn hidden(&mut self, what: String, remedy: &str) {
+        self.findings.push(Finding::new(SHELL_HIDDEN_CODE, Verdict::Ask, RiskLevel::High, what).with_remedy(remedy));
     }
 
     fn broad(&self, raw: &str) -> Option<Broad> {
@@ -1116,12 +1122,7 @@ impl Analysis<'_> {
                 *t == f || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(f.trim_start_matches('-')))
             })
         };
-        let hidden = |this: &mut Self, why: String| {
-            this.findings.push(
-                Finding::new(SHELL_HIDDEN_CODE, Verdict::Ask, RiskLevel::High, why)
-                    .with_remedy("leave this to the human, or do it inside the workspace."),
-            )
-        };
+        const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
         let outside = |this: &Self, t: &str| {
             resolve_under(this.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(this.workspace()))
         };
@@ -1131,11 +1132,11 @@ impl Analysis<'_> {
         if hard {
             let ops: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
             if let Some(src) = ops.iter().take(ops.len().saturating_sub(1)).find(|t| outside(self, t)) {
-                hidden(
-                    self,
+                self.hidden(
                     format!(
                         "`{p}` hard-links `{src}`, outside the workspace: a write through the link changes the original."
                     ),
+                    HIDDEN_REMEDY,
                 );
             }
         }
@@ -1155,7 +1156,7 @@ impl Analysis<'_> {
             _ => false,
         };
         if absolute {
-            hidden(self, format!("`{p}` extracts members with absolute names, which can land anywhere."));
+            self.hidden(format!("`{p}` extracts members with absolute names, which can land anywhere."), HIDDEN_REMEDY);
         }
         // Deleting `.git` or anything in it, or globs that sweep the workspace root.
         if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv" | "truncate") {
@@ -1177,15 +1178,7 @@ impl Analysis<'_> {
                 let at_root = resolve_under(self.cwd(), Path::new(glob_dir)).is_ok_and(|d| d == self.workspace());
                 let covers = at_root && root_entries >= 3 && glob_hits.len() * 2 >= root_entries;
                 if in_git || covers || glob_hits.iter().any(|m| m.file_name().is_some_and(|n| n == ".git")) {
-                    self.findings.push(
-                        Finding::new(
-                            DESTRUCTIVE_RM_WORKSPACE,
-                            Verdict::Deny,
-                            RiskLevel::Critical,
-                            format!("`{p}` of `{t}` would remove the workspace's contents or its history (`.git`)."),
-                        )
-                        .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
-                    );
+                    self.wipes_workspace(p, t);
                     break;
                 }
             }
@@ -1197,15 +1190,7 @@ impl Analysis<'_> {
                             .all(|ch| matches!(ch, '*' | '?' | '[' | ']' | '!' | '.' | '^')));
                 let git = resolve_under(self.cwd(), Path::new(t)).is_ok_and(|q| q == self.workspace().join(".git"));
                 if (sweeps && resolve_under(self.cwd(), Path::new(".")).is_ok_and(|d| d == self.workspace())) || git {
-                    self.findings.push(
-                        Finding::new(
-                            DESTRUCTIVE_RM_WORKSPACE,
-                            Verdict::Deny,
-                            RiskLevel::Critical,
-                            format!("`{p}` of `{t}` would remove the workspace's contents or its history (`.git`)."),
-                        )
-                        .with_remedy("name only the specific files you mean, by their paths inside the workspace."),
-                    );
+                    self.wipes_workspace(p, t);
                     break;
                 }
             }
@@ -1485,15 +1470,7 @@ impl Analysis<'_> {
                     continue;
                 }
                 let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(t).to_string();
-                self.findings.push(
-                    Finding::new(
-                        SHELL_HIDDEN_CODE,
-                        Verdict::Ask,
-                        RiskLevel::High,
-                        format!("`{program}` writes `{name}`, which a tool runs or loads later, with content the analysis cannot read."),
-                    )
-                    .with_remedy("write hooks, CI, tool configuration and wrappers with plain literal text (or the Write tool), so the gate can read them."),
-                );
+                self.hidden(format!("`{program}` writes `{name}`, which a tool runs or loads later, with content the analysis cannot read."), "write hooks, CI, tool configuration and wrappers with plain literal text (or the Write tool), so the gate can read them.");
                 break;
             }
         }
@@ -1520,15 +1497,7 @@ impl Analysis<'_> {
                 });
                 if p.starts_with(self.workspace()) && p.is_file() && (manifest || self.runs_later_file(&p)) {
                     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
-                    self.findings.push(
-                        Finding::new(
-                            SHELL_HIDDEN_CODE,
-                            Verdict::Ask,
-                            RiskLevel::High,
-                            format!("`{program}` replaces `{name}`, which runs later, with content from outside the workspace the analysis cannot read."),
-                        )
-                        .with_remedy("fetch or copy to a new file and show it to the human before it replaces a script or manifest."),
-                    );
+                    self.hidden(format!("`{program}` replaces `{name}`, which runs later, with content from outside the workspace the analysis cannot read."), "fetch or copy to a new file and show it to the human before it replaces a script or manifest.");
                     break;
                 }
             }
@@ -1750,10 +1719,17 @@ impl Analysis<'_> {
                     // echo/printf of words with no expansion print what their arguments say; an
                     // escape or conversion the analysis does not compute, into a file that runs
                     // later, hides what it writes.
-                    if matches!(c.program.as_str(), "echo" | "printf")
-                        && !c.args.iter().any(|w| w.dynamic || w.text.contains('$') || w.text.contains('`'))
-                    {
-                        self.unread_later_write(&p);
+                    // A program whose output is a function of literal input (echo/printf words,
+                    // a heredoc or here-string through tr, base64, a decoder, an interpreter)
+                    // that the analysis does not compute, into a file that runs later, hides what
+                    // it writes. sed's own inserted text is read instead.
+                    let literal_input = c.stdin_text.is_some()
+                        || (matches!(c.program.as_str(), "echo" | "printf")
+                            && !c.args.iter().any(|w| w.dynamic || w.text.contains('$') || w.text.contains('`')));
+                    match opaque::sed_output_text(c) {
+                        Some(text) => self.later_code(&p, &text),
+                        None if literal_input => self.unread_later_write(&p),
+                        None => {}
                     }
                 } else {
                     self.later_code(&p, &known);
@@ -1842,17 +1818,12 @@ impl Analysis<'_> {
                 .iter()
                 .find(|h| effects::is_interpreter(&h.program) || unwrap::SHELLS.contains(&h.program.as_str()))
         {
-            self.findings.push(
-                Finding::new(
-                    SHELL_HIDDEN_CODE,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!(
-                        "The output of code `{}` runs flows into `{}`, which sends it over the network.",
-                        h.program, c.program
-                    ),
-                )
-                .with_remedy("send only data you produced with plain commands the gate can read."),
+            self.hidden(
+                format!(
+                    "The output of code `{}` runs flows into `{}`, which sends it over the network.",
+                    h.program, c.program
+                ),
+                "send only data you produced with plain commands the gate can read.",
             );
         }
         // Any file piped into a tool that sends its stdin is an upload, as `curl -d @file` is.
@@ -2096,14 +2067,9 @@ impl Analysis<'_> {
             "exec(",
         ];
         if let Some(prim) = EXEC_PRIMITIVES.iter().find(|prim| texts.iter().any(|t| t.contains(**prim))) {
-            self.findings.push(
-                Finding::new(
-                    SHELL_HIDDEN_CODE,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!("`{p}` is given code that runs commands (`{prim}`)."),
-                )
-                .with_remedy("run the command itself, plainly, so the gate can decide it."),
+            self.hidden(
+                format!("`{p}` is given code that runs commands (`{prim}`)."),
+                "run the command itself, plainly, so the gate can decide it.",
             );
             return;
         }
@@ -2142,18 +2108,13 @@ impl Analysis<'_> {
                             && f.code != SHELL_TOO_LARGE
                             && !(glob && f.code == CREDENTIAL_READ)
                     }) {
-                        self.findings.push(
-                            Finding::new(
-                                SHELL_HIDDEN_CODE,
-                                Verdict::Ask,
-                                RiskLevel::High,
-                                format!(
-                                    "`{p}` is given a command the gate would deny (`{}`: {}).",
-                                    suffix.chars().take(80).collect::<String>(),
-                                    f.message.trim_end_matches('.')
-                                ),
-                            )
-                            .with_remedy("run that command plainly, so the gate can decide it; a human must confirm anything else."),
+                        self.hidden(
+                            format!(
+                                "`{p}` is given a command the gate would deny (`{}`: {}).",
+                                suffix.chars().take(80).collect::<String>(),
+                                f.message.trim_end_matches('.')
+                            ),
+                            "run that command plainly, so the gate can decide it; a human must confirm anything else.",
                         );
                         return;
                     }
@@ -2852,17 +2813,9 @@ impl Analysis<'_> {
             return;
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
-        self.findings.push(
-            Finding::new(
-                SHELL_HIDDEN_CODE,
-                Verdict::Ask,
-                RiskLevel::High,
-                format!(
+        self.hidden(format!(
                     "The command writes into `{name}`, which runs later, text built from escapes or conversions the analysis does not compute."
-                ),
-            )
-            .with_remedy("write the text plainly (a heredoc or plain words)."),
-        );
+                ), "write the text plainly (a heredoc or plain words).");
     }
 
     fn later_code(&mut self, path: &Path, text: &str) {
@@ -2885,30 +2838,20 @@ impl Analysis<'_> {
             && let Err(o) = opaque::check_code(lang, text)
             && o.evasive
         {
-            self.findings.push(
-                Finding::new(
-                    SHELL_HIDDEN_CODE,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!("The command writes into `{name}`, which a tool runs by itself, code that {}.", o.why),
-                )
-                .with_remedy("leave scripts, hooks, recipes and configuration that do this to the human."),
+            self.hidden(
+                format!("The command writes into `{name}`, which a tool runs by itself, code that {}.", o.why),
+                "leave scripts, hooks, recipes and configuration that do this to the human.",
             );
             return;
         }
         if let Some((suffix, message)) = self.deny_in_text(text, true) {
-            self.findings.push(
-                Finding::new(
-                    SHELL_HIDDEN_CODE,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    if suffix.is_empty() {
-                        format!("The command writes into `{name}`, which runs later, {message}.")
-                    } else {
-                        format!("The command writes into `{name}`, which runs later, `{suffix}` ({message}).")
-                    },
-                )
-                .with_remedy("leave scripts, hooks, recipes and configuration that do this to the human."),
+            self.hidden(
+                if suffix.is_empty() {
+                    format!("The command writes into `{name}`, which runs later, {message}.")
+                } else {
+                    format!("The command writes into `{name}`, which runs later, `{suffix}` ({message}).")
+                },
+                "leave scripts, hooks, recipes and configuration that do this to the human.",
             );
         }
     }

@@ -2768,16 +2768,26 @@ pub fn inserted_text(c: &Command) -> Vec<(String, String)> {
             if !in_place {
                 return Vec::new();
             }
-            let (scripts, files) = sed_operands(&texts);
-            let inserted: Vec<String> = scripts.iter().map(|s| sed_inserted(s)).filter(|t| !t.is_empty()).collect();
-            if inserted.is_empty() {
-                return Vec::new();
+            let (_, files) = sed_operands(&texts);
+            match sed_output_text(c) {
+                Some(text) => files.into_iter().map(|f| (f.to_string(), text.clone())).collect(),
+                None => Vec::new(),
             }
-            let text = inserted.join("\n");
-            files.into_iter().map(|f| (f.to_string(), text.clone())).collect()
         }
         _ => Vec::new(),
     }
+}
+
+/// The text a sed script (not in place) inserts into what it prints: its `a`/`i`/`c` text and
+/// `s` replacements, `None` when it inserts nothing.
+pub fn sed_output_text(c: &Command) -> Option<String> {
+    if !matches!(c.program.as_str(), "sed" | "gsed") {
+        return None;
+    }
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    let (scripts, _) = sed_operands(&texts);
+    let inserted: Vec<String> = scripts.iter().map(|s| sed_inserted(s)).filter(|t| !t.is_empty()).collect();
+    (!inserted.is_empty()).then(|| inserted.join("\n"))
 }
 
 /// Files a sed script reads into its output (`r FILE`, `R FILE`).

@@ -847,15 +847,15 @@ fn string_scripts(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec
 /// Shell options that take a separate value.
 const SHELL_VALUE_OPTIONS: &[&str] = &["-O", "+O", "-o", "+o", "--rcfile", "--init-file"];
 
-/// The `-c` script of a shell command line, if it has one. Options may come before and after
-/// `-c` (`bash -O extglob -c …`, `sh -c -- …`); the script is the first operand.
-pub fn shell_script_arg(cmd: &Command) -> Option<&Word> {
-    let mut c_flag = false;
+/// A shell command line's options read the way the shell reads them (value options skipped,
+/// `--` ends them): whether `-c` and `-s` were given, and the first operand.
+fn shell_options(cmd: &Command) -> (bool, bool, Option<&Word>) {
+    let (mut c_flag, mut s_flag) = (false, false);
     let mut i = 0;
     while let Some(a) = cmd.args.get(i) {
         let t = a.text.as_str();
         if t == "--" {
-            return if c_flag { cmd.args.get(i + 1) } else { None };
+            return (c_flag, s_flag, cmd.args.get(i + 1));
         }
         if SHELL_VALUE_OPTIONS.contains(&t) {
             i += 2;
@@ -866,15 +866,25 @@ pub fn shell_script_arg(cmd: &Command) -> Option<&Word> {
             continue;
         }
         if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
-            if t.starts_with('-') && t[1..].contains('c') {
-                c_flag = true;
+            if let Some(flags) = t.strip_prefix('-') {
+                c_flag |= flags.contains('c');
+                s_flag |= flags.contains('s');
             }
             i += 1;
             continue;
         }
-        return if c_flag { Some(a) } else { None };
+        return (c_flag, s_flag, Some(a));
     }
-    None
+    (c_flag, s_flag, None)
+}
+
+/// The `-c` script of a shell command line, if it has one. Options may come before and after
+/// `-c` (`bash -O extglob -c …`, `sh -c -- …`); the script is the first operand.
+pub fn shell_script_arg(cmd: &Command) -> Option<&Word> {
+    match shell_options(cmd) {
+        (true, _, script) => script,
+        _ => None,
+    }
 }
 
 /// Whether a shell runs what arrives on stdin (no `-c`, no script file or the file is stdin
@@ -890,30 +900,10 @@ pub fn is_stdin_path(t: &str) -> bool {
 
 /// The script file a shell runs, if any (the first operand when there is no `-c` or `-s`).
 pub fn shell_script_file(cmd: &Command) -> Option<&Word> {
-    let mut i = 0;
-    while let Some(a) = cmd.args.get(i) {
-        let t = a.text.as_str();
-        if t == "--" {
-            return cmd.args.get(i + 1);
-        }
-        if SHELL_VALUE_OPTIONS.contains(&t) {
-            i += 2;
-            continue;
-        }
-        if t.starts_with("--") {
-            i += 1;
-            continue;
-        }
-        if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
-            if t.starts_with('-') && (t[1..].contains('c') || t[1..].contains('s')) {
-                return None;
-            }
-            i += 1;
-            continue;
-        }
-        return Some(a);
+    match shell_options(cmd) {
+        (false, false, file) => file,
+        _ => None,
     }
-    None
 }
 
 /// Whether a shell reads a startup file named on its command line (`--rcfile`, `--init-file`).
