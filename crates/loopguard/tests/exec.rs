@@ -277,3 +277,41 @@ fn only_harmless_devices_terminals_and_shared_memory_are_writable() {
     let out = exec(&p, &["--", "sh", "-c", script], &[]);
     assert_eq!(text(&out.stdout), "null-ok\nshm-ok\nkmsg-denied\n", "{}", text(&out.stderr));
 }
+
+/// The separate inner process (used when `exec` is not single-threaded) confines exactly as the
+/// forked child does: writes outside the roots refused, inside fine, credentials hidden.
+#[test]
+fn the_separate_inner_process_confines_like_the_forked_child() {
+    let p = place();
+    std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
+    std::fs::write(p.home.join(".ssh/id_ed25519"), "KEY\n").unwrap();
+    let outside = p.outside.join("x.txt");
+    let script = format!(
+        "echo in > inside.txt && echo ok-inside; echo out > {} 2>/dev/null || echo denied-outside; cat {}/.ssh/id_ed25519 2>/dev/null || echo hidden",
+        outside.display(),
+        p.home.display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_loopguard"))
+        .args(["__exec-inner", "--profile", "workspace-write", "--root"])
+        .arg(&p.ws)
+        .arg("--hide")
+        .arg(p.home.join(".ssh"))
+        .args(["--", "sh", "-c", &script])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&p.ws)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ok-inside\ndenied-outside\nhidden\n");
+    assert!(!outside.exists());
+}
+
+/// A command that cannot start is reported and exits 126, from the forked child's error pipe.
+#[test]
+fn a_missing_program_is_reported_with_exit_126() {
+    let p = place();
+    let out = exec(&p, &["--", "no-such-program-loopguard"], &[]);
+    assert_eq!(out.status.code(), Some(126));
+    assert!(text(&out.stderr).contains("cannot run `no-such-program-loopguard`"), "{}", text(&out.stderr));
+}
