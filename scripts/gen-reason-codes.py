@@ -14,7 +14,8 @@ defaults = {
     "destructive-infra": "deny (ask for `kubectl drain`, `helm uninstall`, plain `docker … prune`)",
     "destructive-forge-delete": "deny (ask for `gh api -X DELETE`)",
     "credential-read": "deny (ask for printing a secret-looking variable)",
-    "exfil-upload": "ask", "shell-remote-exec": "ask", "shell-inline-code": "allow", "path-hardlink": "ask", "secret-in-arguments": "deny (critical) / ask (high)",
+    "exfil-upload": "ask", "network-remote-write": "ask", "network-remote-delete": "deny (ask in normal mode)",
+    "network-remote-fetch": "allow (medium risk: asked in normal mode)", "shell-remote-exec": "ask", "shell-inline-code": "allow", "path-hardlink": "ask", "secret-in-arguments": "deny (critical) / ask (high)",
     "unknown-tool": "policy `gate.unknown_tool` (ask)", "tool-policy": "policy `[tools]`",
 }
 out = [

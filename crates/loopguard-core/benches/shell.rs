@@ -7,7 +7,7 @@
 use divan::{Bencher, black_box};
 use loopguard_core::Context;
 use loopguard_core::checks::paths::PathValidator;
-use loopguard_core::checks::shell::analyze;
+use loopguard_core::checks::shell::{Knowledge, analyze};
 use std::path::Path;
 
 fn main() {
@@ -36,7 +36,7 @@ fn fixture() -> (tempfile::TempDir, Context, PathValidator<'static>) {
 #[divan::bench(args = TYPICAL)]
 fn typical(b: Bencher, cmd: &str) {
     let (d, ctx, v) = fixture();
-    b.bench_local(|| black_box(analyze(black_box(cmd), d.path(), &ctx, &[], &v)));
+    b.bench_local(|| black_box(analyze(black_box(cmd), d.path(), &ctx, Knowledge::builtin(), &v)));
 }
 
 /// A realistic long command line of the given size: many compound segments with redirections,
@@ -54,7 +54,7 @@ fn long_input(kib: usize) -> String {
 fn size_kib(b: Bencher, kib: usize) {
     let (d, ctx, v) = fixture();
     let input = long_input(kib).chars().take(kib * 1024 - 1).collect::<String>();
-    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, Knowledge::builtin(), &v)));
 }
 
 /// `$(` nested to the byte limit (refused past depth 16), and `(` nested likewise.
@@ -63,7 +63,7 @@ fn nested_subst_kib(b: Bencher, kib: usize) {
     let (d, ctx, v) = fixture();
     let n = kib * 1024 / 3;
     let input = format!("{}x{}", "$(".repeat(n), ")".repeat(n));
-    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, Knowledge::builtin(), &v)));
 }
 
 #[divan::bench(args = [1, 4, 16, 64])]
@@ -71,5 +71,5 @@ fn nested_parens_kib(b: Bencher, kib: usize) {
     let (d, ctx, v) = fixture();
     let n = kib * 1024 / 2 - 4;
     let input = format!("{}ls{}", "(".repeat(n), ")".repeat(n));
-    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, &[], &v)));
+    b.bench_local(|| black_box(analyze(black_box(&input), d.path(), &ctx, Knowledge::builtin(), &v)));
 }

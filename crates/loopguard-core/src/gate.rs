@@ -83,7 +83,13 @@ impl<'p> Gate<'p> {
             match kind {
                 ToolKind::Shell => match call.str_field("command") {
                     Some(cmd) => {
-                        let report = shell::analyze(cmd, &call.cwd, ctx, policy.commands(), &paths());
+                        let report = shell::analyze(
+                            cmd,
+                            &call.cwd,
+                            ctx,
+                            shell::Knowledge { commands: policy.commands(), packs: policy.packs() },
+                            &paths(),
+                        );
                         // The sandbox keeps the network on unless the analysis knows the command
                         // needs none.
                         network = report.network || !report.offline;
@@ -167,10 +173,18 @@ impl<'p> Gate<'p> {
                 } else {
                     String::new()
                 };
+                // With a human present (normal, auto-edit), the policy's level is a line the
+                // human may let one call cross; a breaker's cap is not.
+                let breaker_binds = ctx.breaker.cap().is_none_or(|c| required > c);
+                let verdict = if matches!(ctx.mode, ExecutionMode::Normal | ExecutionMode::AutoEdit) && !breaker_binds {
+                    Verdict::Ask
+                } else {
+                    Verdict::Deny
+                };
                 findings.push(
                     Finding::new(
                         AUTONOMY_EXCEEDED,
-                        Verdict::Deny,
+                        verdict,
                         RiskLevel::High,
                         format!(
                             "This call needs autonomy level `{}`, above the effective level `{}` (policy `{}`{cap}).",
@@ -191,6 +205,7 @@ impl<'p> Gate<'p> {
                 f.verdict = v;
             }
         }
+        present_human(&mut findings, ctx, policy);
         let confined = confine(&mut findings, ctx);
         let waived = waive(&mut findings, ctx);
         confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
@@ -253,6 +268,21 @@ fn call_risk(findings: &[Finding], meta: Option<ToolMetadata>, required: Autonom
     };
     let base = meta.filter(|m| m.kind != ToolKind::Shell).map_or(RiskLevel::Low, |m| m.risk);
     findings.iter().map(|f| f.risk).fold(level.max(base), std::cmp::max)
+}
+
+/// Normal and auto-edit modes, where the host asks a present human: a recognised destructive
+/// operation a human may approve (force push, `git reset --hard`, a pack's rule…) is asked
+/// instead of denied, unless a policy file's `[rules]` set its decision. Backstops and wipes stay.
+fn present_human(findings: &mut [Finding], ctx: &Context, policy: &Policy) {
+    if !matches!(ctx.mode, ExecutionMode::Normal | ExecutionMode::AutoEdit) {
+        return;
+    }
+    for f in findings.iter_mut().filter(|f| f.verdict == Verdict::Deny) {
+        let approvable = crate::reasons::HUMAN_APPROVABLE.contains(&f.code.as_str()) || policy.packs().has_code(&f.code);
+        if approvable && !policy.rule_set_by_file(&f.code) {
+            f.verdict = Verdict::Ask;
+        }
+    }
 }
 
 /// The mode × risk matrix. Normal: a call of medium risk or more that nothing else asks or

@@ -20,6 +20,7 @@ pub mod checks;
 mod decision;
 mod gate;
 pub mod merge;
+pub mod packs;
 pub mod permissions;
 pub mod policy;
 pub mod reasons;

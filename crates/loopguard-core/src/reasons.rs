@@ -47,6 +47,9 @@ codes! {
     APPROVAL_DRIFT = "approval-drift": "The control plane (policy files, the loopguard binary and hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`) no longer matches the hashes a human approved with `loopguard approve`: every call that writes or runs is denied and the `approval_drift` breaker trips (read-only) until a human re-approves.";
     ADVISORY_DATA_MISSING = "advisory-data-missing": "The call changes dependencies and no advisory data is imported, and `[advisories] missing` says to ask or deny (the default, allow, only notes it in the audit).";
     CANARY_TRIPPED = "canary-tripped": "The call carries a canary credential that `loopguard exec` planted, or reads its canary file: an exfiltration attempt. Denied, and the canary breaker stops the run.";
+    NETWORK_REMOTE_WRITE = "network-remote-write": "An HTTP client (curl, wget, HTTPie, xh) sends a request that changes something on a remote host (POST, PUT, PATCH or another writing method, a body or an upload).";
+    NETWORK_REMOTE_DELETE = "network-remote-delete": "An HTTP client sends a DELETE request to a remote host: something on a remote service is destroyed.";
+    NETWORK_REMOTE_FETCH = "network-remote-fetch": "An HTTP client reads from a remote host (GET or HEAD): medium risk, like WebFetch, so a present human confirms it in normal mode.";
     SSRF_INTERNAL = "ssrf-internal-address": "A URL or network target (WebFetch, curl, wget, ssh, nc, …) is a private, loopback, link-local, cloud-metadata or other special-purpose address, or an internal-only name.";
     MERGE_NOT_ELIGIBLE = "merge-not-eligible": "A merge (or push to a protected branch) at the `merge` level is allowed only for a change `loopguard merge-check` finds eligible; this one is not, or cannot be checked.";
     CONFIRMATION_REQUIRED = "confirmation-required": "In normal mode a call of medium risk or more needs the human's confirmation unless a grant covers it (in auto-edit mode, workspace edits do not).";
@@ -132,6 +135,9 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SECRET_IN_ARGUMENTS,
     CONFIRMATION_REQUIRED,
     SSRF_INTERNAL,
+    NETWORK_REMOTE_WRITE,
+    NETWORK_REMOTE_DELETE,
+    NETWORK_REMOTE_FETCH,
     VULNERABLE_DEPENDENCY,
     ADVISORY_DATA_MISSING,
     APPROVAL_DRIFT,
@@ -148,6 +154,28 @@ pub fn is_kebab_case(code: &str) -> bool {
         && code.len() <= 64
         && code.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }
+
+/// Recognised destructive operations a present human may approve: in normal mode (the host asks
+/// the human) they are asked instead of denied, unless the policy's `[rules]` sets their decision
+/// (seed 002 safety-11). Pack rules are approvable too. Wiping `/`, the home or the workspace,
+/// writing to disks, fork bombs, broad deletes by path and every backstop stay denied.
+pub const HUMAN_APPROVABLE: &[&str] = &[
+    DESTRUCTIVE_GIT_PUSH_FORCE,
+    DESTRUCTIVE_GIT_RESET_HARD,
+    DESTRUCTIVE_GIT_PUSH_DELETE,
+    DESTRUCTIVE_GIT_CLEAN,
+    DESTRUCTIVE_GIT_BRANCH_DELETE,
+    DESTRUCTIVE_GIT_DISCARD,
+    DESTRUCTIVE_GIT_STASH_DROP,
+    DESTRUCTIVE_GIT_HISTORY_REWRITE,
+    DESTRUCTIVE_FORGE_DELETE,
+    DESTRUCTIVE_INFRA,
+    DESTRUCTIVE_DB,
+    DESTRUCTIVE_CRONTAB_REMOVE,
+    DESTRUCTIVE_FIREWALL_FLUSH,
+    DESTRUCTIVE_SHUTDOWN,
+    NETWORK_REMOTE_DELETE,
+];
 
 /// Rules no break-glass can waive (the forbidden backstops): loopguard protecting itself, secrets
 /// leaving, the breaker and autonomy caps, fail-closed errors, and the unrecoverable commands.

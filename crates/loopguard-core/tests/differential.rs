@@ -8,7 +8,7 @@
 use loopguard_core::Context;
 use loopguard_core::checks::paths::PathValidator;
 use loopguard_core::checks::paths::resolve;
-use loopguard_core::checks::shell::analyze;
+use loopguard_core::checks::shell::{Knowledge, analyze};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -239,7 +239,7 @@ fn every_write_bash_performs_was_predicted() {
         std::fs::create_dir_all(&tmp).unwrap();
         setup(&dir);
         let ctx = Context::new(&dir).with_home(Some(&root.path().join("home")));
-        let report = analyze(&cmd, &dir, &ctx, &[], &PathValidator::new([dir.as_path()]));
+        let report = analyze(&cmd, &dir, &ctx, Knowledge::builtin(), &PathValidator::new([dir.as_path()]));
         // Targets the analyser cannot know (`$f`) are asked about instead of predicted.
         let unknown_targets = report.findings.iter().any(|f| f.code == "shell-dynamic-command");
         let predicted = report.predicted_writes.clone();

@@ -239,7 +239,7 @@ pub fn preview_batch(calls: &[(String, serde_json::Value)], ctx: &Ctx<'_>) -> Ve
 pub fn preview_command(cmd: &str, ctx: &Ctx<'_>) -> DryRunPreview {
     let analysis_ctx = loopguard_core::Context::new(ctx.workspace).with_home(ctx.home);
     let validator = PathValidator::new([ctx.workspace]);
-    let report = shell::analyze(cmd, ctx.workspace, &analysis_ctx, &[], &validator);
+    let report = shell::analyze(cmd, ctx.workspace, &analysis_ctx, shell::Knowledge::builtin(), &validator);
     let blocked: Vec<String> =
         report.predicted_writes.iter().filter(|p| !inside(ctx.workspace, p)).map(|p| p.display().to_string()).collect();
     let mut p = DryRunPreview {

@@ -535,3 +535,91 @@ fn unattended_clean_up_below_the_temp_dir_is_allowed_unless_the_workspace_lives_
     let in_tmp = std::path::Path::new("/tmp/loopguard-test-ws/project");
     assert_eq!(run(in_tmp, ExecutionMode::Unattended, "rm -rf /tmp/loopguard-test-ws/other").verdict(), Verdict::Deny);
 }
+
+fn bash_in(policy: &Policy, cmd: &str, ws: &std::path::Path, mode: ExecutionMode) -> Decision {
+    let call = ToolCall::new("Bash", json!({ "command": cmd }), ws);
+    Gate::new(policy).evaluate(&call, &Context::new(ws).with_home(None).with_mode(mode))
+}
+
+#[test]
+fn a_present_human_is_asked_about_approvable_destructive_operations() {
+    let ws = ws();
+    let git = std::process::Command::new("git").args(["init", "-q", "-b", "feature"]).current_dir(ws.path()).status();
+    assert!(git.unwrap().success());
+    let p = Policy::builtin();
+    for cmd in ["git push --force origin feature", "git reset --hard HEAD~1", "docker system prune -a --volumes"] {
+        let normal = bash_in(&p, cmd, ws.path(), ExecutionMode::Normal);
+        let unattended = bash_in(&p, cmd, ws.path(), ExecutionMode::Unattended);
+        assert_eq!(normal.verdict(), Verdict::Ask, "{cmd}: {}", normal.explain());
+        assert_eq!(unattended.verdict(), Verdict::Deny, "{cmd}: {}", unattended.explain());
+        assert_eq!(normal.codes()[0], unattended.codes()[0], "{cmd}");
+    }
+    // Backstops and wipes stay denied with a human present.
+    for cmd in ["rm -rf /", "rm -rf /*", "dd if=/dev/zero of=/dev/sda", ":(){ :|:& };:"] {
+        assert_eq!(bash_in(&p, cmd, ws.path(), ExecutionMode::Normal).verdict(), Verdict::Deny, "{cmd}");
+    }
+    // A decision the policy sets is kept.
+    let strict = Policy::from_layers(&[(
+        LayerKind::User,
+        PathBuf::from("u.toml"),
+        "[rules]\ndestructive-git-reset-hard = \"deny\"\n".into(),
+    )])
+    .unwrap();
+    assert_eq!(bash_in(&strict, "git reset --hard", ws.path(), ExecutionMode::Normal).verdict(), Verdict::Deny);
+    // Above the policy's autonomy level, a present human may approve the call; unattended it is
+    // denied; a breaker's cap is never lifted by asking.
+    let d = bash_in(&p, "kubectl delete pod web-1", ws.path(), ExecutionMode::Normal);
+    assert_eq!(d.verdict(), Verdict::Ask, "{}", d.explain());
+    assert!(d.codes().contains(&"autonomy-exceeded".to_string()), "{:?}", d.codes());
+    assert_eq!(bash_in(&p, "kubectl delete pod web-1", ws.path(), ExecutionMode::Unattended).verdict(), Verdict::Deny);
+    let call = ToolCall::new("Bash", json!({ "command": "kubectl delete pod web-1" }), ws.path());
+    let capped = Context::new(ws.path())
+        .with_home(None)
+        .with_mode(ExecutionMode::Normal)
+        .with_breaker(BreakerPosition::PrOnly);
+    let op = Policy::from_layers(&[(LayerKind::User, PathBuf::from("u.toml"), "[gate]\nautonomy = \"operate\"\n".into())])
+        .unwrap();
+    assert_eq!(Gate::new(&op).evaluate(&call, &capped).verdict(), Verdict::Deny);
+}
+
+#[test]
+fn http_clients_follow_http_semantics() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let un = ExecutionMode::Unattended;
+    let cases = [
+        ("curl -s https://api.example.com/v1/items", Verdict::Allow, "network-remote-fetch"),
+        ("curl -I https://example.com", Verdict::Allow, "network-remote-fetch"),
+        ("curl -X DELETE https://api.vendor.com/v1/items/42", Verdict::Deny, "network-remote-delete"),
+        ("curl -XDELETE -H 'Authorization: x' api.vendor.com/v1/items/42", Verdict::Deny, "network-remote-delete"),
+        ("curl --request delete https://api.vendor.com/x", Verdict::Deny, "network-remote-delete"),
+        ("curl -d name=x https://api.vendor.com/v1/items", Verdict::Ask, "network-remote-write"),
+        ("curl --json '{}' https://api.vendor.com/v1/items", Verdict::Ask, "network-remote-write"),
+        ("curl -X PATCH https://api.vendor.com/v1/items/1 -d a=b", Verdict::Ask, "network-remote-write"),
+        ("curl -G -d q=rust https://search.example.com/", Verdict::Allow, "network-remote-fetch"),
+        ("wget --method=PUT --body-data=x https://api.vendor.com/x", Verdict::Ask, "network-remote-write"),
+        ("wget -qO- --post-data 'a=b' https://api.vendor.com/x", Verdict::Ask, "network-remote-write"),
+        ("http DELETE https://api.vendor.com/x/1", Verdict::Deny, "network-remote-delete"),
+        ("xh https://api.vendor.com/x name=y", Verdict::Ask, "network-remote-write"),
+        ("http https://api.vendor.com/x", Verdict::Allow, "network-remote-fetch"),
+    ];
+    for (cmd, want, code) in cases {
+        let d = bash_in(&p, cmd, ws.path(), un);
+        assert_eq!(d.verdict(), want, "{cmd}: {}", d.explain());
+        if want == Verdict::Allow {
+            // A remote read is medium risk: allowed unattended, confirmed in normal mode.
+            let normal = bash_in(&p, cmd, ws.path(), ExecutionMode::Normal);
+            assert_eq!(normal.verdict(), Verdict::Ask, "{cmd}: {}", normal.explain());
+        } else {
+            assert!(d.codes().iter().any(|c| c == code), "{cmd}: {:?}", d.codes());
+        }
+    }
+    // Normal mode: a remote read is confirmed like WebFetch; a DELETE is asked, not denied.
+    let d = bash_in(&p, "curl -s https://api.example.com/v1/items", ws.path(), ExecutionMode::Normal);
+    assert_eq!(d.verdict(), Verdict::Ask, "{}", d.explain());
+    let d = bash_in(&p, "curl -X DELETE https://api.vendor.com/x", ws.path(), ExecutionMode::Normal);
+    assert_eq!(d.verdict(), Verdict::Ask, "{}", d.explain());
+    // Loopback reads during development are not asked about.
+    let d = bash_in(&p, "curl -s http://localhost:3000/health", ws.path(), un);
+    assert_eq!(d.verdict(), Verdict::Allow, "{}", d.explain());
+}

@@ -130,6 +130,12 @@ pub struct Policy {
     exec_unenforced_ask: bool,
     advisories: AdvisoryConfig,
     preview_in_hook: bool,
+    /// Pack switches (`[packs] enable/disable`, later layers win) and packs added by files.
+    pack_switches: std::collections::HashMap<String, bool>,
+    /// Rule codes whose decision a user or project layer set (not only the built-in policy).
+    rules_set_by_file: std::collections::HashSet<String>,
+    custom_packs: Vec<crate::packs::Pack>,
+    packs: crate::packs::PackSet,
 }
 
 /// The dependency advisory gate's settings (`[advisories]`, docs/advisories.md). A project policy
@@ -279,6 +285,17 @@ impl Policy {
         for (_, path, text) in &all {
             policy.check_examples(path, text, &mut diags);
         }
+        for e in crate::packs::builtin_errors() {
+            diags.push(Diagnostic {
+                file: PathBuf::from("<built-in packs>"),
+                span: 0..0,
+                line: 1,
+                col: 1,
+                code: "policy-pack",
+                message: e.to_string(),
+            });
+        }
+        policy.packs = crate::packs::PackSet::new(std::mem::take(&mut policy.custom_packs), &policy.pack_switches);
         if diags.is_empty() {
             Ok(policy)
         } else {
@@ -314,6 +331,10 @@ impl Policy {
             exec_unenforced_ask: false,
             advisories: AdvisoryConfig::default(),
             preview_in_hook: true,
+            pack_switches: std::collections::HashMap::new(),
+            rules_set_by_file: std::collections::HashSet::new(),
+            custom_packs: Vec::new(),
+            packs: crate::packs::PackSet::default(),
         }
     }
 
@@ -326,6 +347,7 @@ impl Policy {
     }
 
     fn merge(&mut self, kind: LayerKind, path: &Path, text: &str, layer: Layer, diags: &mut Vec<Diagnostic>) {
+        self.merge_packs(kind, path, text, &layer, diags);
         let tighten_only = kind == LayerKind::Project;
         let mut loosens = |span: std::ops::Range<usize>, what: String| {
             diags.push(Diagnostic::at(
@@ -389,6 +411,9 @@ impl Policy {
                     ),
                 );
             } else {
+                if kind != LayerKind::Builtin {
+                    self.rules_set_by_file.insert(code.value.clone());
+                }
                 self.rules.insert(code.value, verdict.value);
             }
         }
@@ -625,6 +650,71 @@ impl Policy {
             .map(|(_, e)| e)
     }
 
+    /// `[packs]` of one layer: pack files are read (relative to the policy file) and checked
+    /// against their own examples; `enable` may come from any layer, `disable` only from the
+    /// user's (or an approved project policy).
+    fn merge_packs(&mut self, kind: LayerKind, path: &Path, text: &str, layer: &Layer, diags: &mut Vec<Diagnostic>) {
+        use crate::packs::{Pack, PackOrigin};
+        let diag = |diags: &mut Vec<Diagnostic>, span: std::ops::Range<usize>, code: &'static str, m: String| {
+            diags.push(Diagnostic::at(path, text, span, code, m))
+        };
+        for f in &layer.packs_files {
+            let file = path.parent().unwrap_or(Path::new(".")).join(&f.value);
+            let body = match read_text(&file) {
+                Ok(Some(b)) => b,
+                Ok(None) => {
+                    diag(diags, f.span.clone(), "policy-pack", format!("pack file {} does not exist", file.display()));
+                    continue;
+                }
+                Err(e) => {
+                    diag(diags, f.span.clone(), "policy-pack", e);
+                    continue;
+                }
+            };
+            match Pack::parse(&file.display().to_string(), &body, PackOrigin::File(file.clone())) {
+                Ok(pack) => {
+                    let problems = pack.check_examples();
+                    let taken = crate::packs::BUILTIN_PACKS.iter().any(|b| b.id == pack.id)
+                        || self.custom_packs.iter().any(|p| p.id == pack.id);
+                    if taken {
+                        diag(diags, f.span.clone(), "policy-pack", format!("pack id `{}` is already used", pack.id));
+                    } else if let Some(code) = pack.rules.iter().map(|r| r.code.as_str()).find(|c| crate::reasons::is_builtin(c)) {
+                        diag(diags, f.span.clone(), "policy-pack", format!("rule code `{code}` is a built-in code"));
+                    } else if !problems.is_empty() {
+                        diag(diags, f.span.clone(), "policy-example", format!("pack {}: {}", file.display(), problems.join("; ")));
+                    } else {
+                        self.custom_packs.push(pack);
+                    }
+                }
+                Err(e) => diag(diags, f.span.clone(), "policy-pack", e.to_string()),
+            }
+        }
+        let known = |id: &str, custom: &[Pack]| {
+            crate::packs::BUILTIN_PACKS.iter().any(|b| b.id == id) || custom.iter().any(|p| p.id == id)
+        };
+        for (list, on) in [(&layer.packs_enable, true), (&layer.packs_disable, false)] {
+            for id in list {
+                if !known(&id.value, &self.custom_packs) {
+                    diag(diags, id.span.clone(), "policy-value", format!("no pack has the id `{}`", id.value));
+                } else if !on && kind == LayerKind::Project {
+                    diag(
+                        diags,
+                        id.span.clone(),
+                        "policy-loosens",
+                        format!("packs.disable \"{}\" can only loosen; a project policy may only tighten (put this in the user policy instead)", id.value),
+                    );
+                } else {
+                    self.pack_switches.insert(id.value.clone(), on);
+                }
+            }
+        }
+    }
+
+    /// The packs, each enabled or not.
+    pub fn packs(&self) -> &crate::packs::PackSet {
+        &self.packs
+    }
+
     /// Checks every `[[commands]]` rule written in this file against its own examples.
     fn check_examples(&self, path: &Path, text: &str, diags: &mut Vec<Diagnostic>) {
         for rule in self.commands.iter().filter(|c| c.file == path) {
@@ -703,6 +793,12 @@ impl Policy {
     /// The decision set for a built-in rule code, if any layer set one.
     pub fn rule_verdict(&self, code: &str) -> Option<Verdict> {
         self.rules.get(code).copied()
+    }
+
+    /// Whether a user or project policy file set this rule's decision (the built-in policy's own
+    /// settings are defaults, not a human's choice).
+    pub fn rule_set_by_file(&self, code: &str) -> bool {
+        self.rules_set_by_file.contains(code)
     }
 
     /// The `[[commands]]` rules of every layer.

@@ -32,6 +32,10 @@ pub(crate) struct Layer {
     pub migration_session: Option<At<bool>>,
     pub secrets_ask_score: Option<At<u32>>,
     pub breaker: super::read_breakers::BreakerLayer,
+    /// `[packs]`: pack ids to switch on and off, and pack files to add.
+    pub packs_enable: Vec<At<String>>,
+    pub packs_disable: Vec<At<String>>,
+    pub packs_files: Vec<At<String>>,
 }
 
 pub(crate) struct Reader<'a> {
@@ -121,6 +125,7 @@ impl Reader<'_> {
             "exec",
             "advisories",
             "preview",
+            "packs",
         ];
         for (k, v) in doc.iter() {
             match k.get_ref().as_ref() {
@@ -192,6 +197,11 @@ impl Reader<'_> {
                 "exec" => self.exec(v, &mut layer.breaker),
                 "advisories" => self.advisories(v, &mut layer.breaker),
                 "preview" => self.preview(v, &mut layer.breaker),
+                "packs" => {
+                    if let Some(t) = self.table(v, "[packs]") {
+                        self.packs(t, layer);
+                    }
+                }
                 _ => self.unknown_key(k, "the top level", KNOWN),
             }
         }
@@ -310,6 +320,17 @@ impl Reader<'_> {
         }
     }
 
+    fn packs(&mut self, t: &DeTable<'_>, layer: &mut Layer) {
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "enable" => layer.packs_enable = self.strings(v, "packs.enable"),
+                "disable" => layer.packs_disable = self.strings(v, "packs.disable"),
+                "files" => layer.packs_files = self.strings(v, "packs.files"),
+                _ => self.unknown_key(k, "[packs]", &["enable", "disable", "files"]),
+            }
+        }
+    }
+
     fn tools(&mut self, t: &DeTable<'_>, layer: &mut Layer) {
         for (k, v) in t.iter() {
             let name = k.get_ref().to_string();
@@ -326,7 +347,7 @@ impl Reader<'_> {
     fn rules(&mut self, t: &DeTable<'_>, layer: &mut Layer) {
         for (k, v) in t.iter() {
             let code = k.get_ref().to_string();
-            if !CONFIGURABLE_RULES.contains(&code.as_str()) {
+            if !CONFIGURABLE_RULES.contains(&code.as_str()) && !crate::packs::is_builtin_code(&code) {
                 let why = if is_builtin(&code) { "is not configurable" } else { "is not a known rule code" };
                 self.err(
                     k.span(),

@@ -59,6 +59,8 @@ pub struct Effects {
     pub stages_all: Option<String>,
     /// Symbolic links created: (link path, link target as written).
     pub links: Vec<(String, String)>,
+    /// The HTTP method an HTTP client sends (curl, wget, HTTPie, xh), upper case.
+    pub http_method: Option<String>,
 }
 
 impl Default for Effects {
@@ -76,6 +78,7 @@ impl Default for Effects {
             stages: Vec::new(),
             stages_all: None,
             links: Vec::new(),
+            http_method: None,
         }
     }
 }

@@ -70,6 +70,7 @@ fn curl(c: &Command, e: &mut Effects) {
         },
     );
     e.level = AutonomyLevel::Observe;
+    e.http_method = Some(curl_method(c, &a).to_string());
     for o in &a.opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.name.as_str() {
@@ -110,6 +111,36 @@ fn curl(c: &Command, e: &mut Effects) {
     e.network.extend(a.operands.iter().map(|w| w.text.clone()));
 }
 
+/// The HTTP method a curl command line sends: `-X` wins; a body makes it POST (GET with `-G`),
+/// an upload PUT, `-I` HEAD.
+fn curl_method(c: &Command, a: &super::args::Parsed<'_>) -> String {
+    if let Some(m) = a.values(&["-X", "--request"]).last() {
+        return m.to_ascii_uppercase();
+    }
+    let flag = |names: &[&str]| c.args.iter().any(|w| names.contains(&w.text.as_str()));
+    let has = |names: &[&str]| a.values(names).next().is_some();
+    if flag(&["-I", "--head"]) {
+        "HEAD".into()
+    } else if has(&["-T", "--upload-file"]) {
+        "PUT".into()
+    } else if has(&[
+        "-d",
+        "--data",
+        "--data-binary",
+        "--data-raw",
+        "--data-ascii",
+        "--data-urlencode",
+        "--json",
+        "-F",
+        "--form",
+        "--form-string",
+    ]) {
+        if flag(&["-G", "--get"]) { "GET".into() } else { "POST".into() }
+    } else {
+        "GET".into()
+    }
+}
+
 fn wget(c: &Command, e: &mut Effects) {
     let a = parse(
         &c.args,
@@ -126,9 +157,15 @@ fn wget(c: &Command, e: &mut Effects) {
                 "--user-agent",
                 "--input-file",
                 "--method",
+                "--body-data",
             ],
         },
     );
+    e.http_method = Some(match a.values(&["--method"]).last() {
+        Some(m) => m.to_ascii_uppercase(),
+        None if a.values(&["--post-data", "--post-file"]).next().is_some() => "POST".into(),
+        None => "GET".into(),
+    });
     match a.values(&["-O", "--output-document"]).next() {
         Some("-") => e.level = AutonomyLevel::Observe,
         Some(f) => e.write_text(f),
@@ -296,9 +333,14 @@ fn httpie(c: &Command, e: &mut Effects) {
         }
     }
     let mut ops = a.operands.iter().map(|w| w.text.as_str()).peekable();
+    let mut method = None;
     if ops.peek().is_some_and(|m| m.len() <= 10 && !m.is_empty() && m.chars().all(|ch| ch.is_ascii_uppercase())) {
-        ops.next();
+        method = ops.next().map(String::from);
     }
+    // Request items (`key=value`, `key:=json`, `field@file`) or a form or raw body make it a POST.
+    let items = a.operands.len() > 1 + usize::from(method.is_some());
+    let body = c.args.iter().any(|w| matches!(w.text.as_str(), "-f" | "--form" | "--multipart") || w.text.starts_with("--raw"));
+    e.http_method = Some(method.unwrap_or_else(|| if items || body { "POST".into() } else { "GET".into() }));
     if let Some(url) = ops.next() {
         let url = if url.starts_with(':') { format!("localhost{url}") } else { url.to_string() };
         e.network.push(url);

@@ -536,8 +536,25 @@ pub fn command_rule_matches(rule: &CommandRule, c: &Command) -> bool {
     rule.flags.iter().all(|f| has_flag(f)) && rule.args.iter().all(|a| positional.iter().any(|p| trim(p) == trim(a)))
 }
 
+/// What the analysis knows besides the shell itself: the policy's `[[commands]]` rules and its
+/// enabled packs.
+#[derive(Debug, Clone, Copy)]
+pub struct Knowledge<'a> {
+    /// `[[commands]]` rules of every layer.
+    pub commands: &'a [CommandRule],
+    /// The enabled packs.
+    pub packs: &'a crate::packs::PackSet,
+}
+
+impl Knowledge<'static> {
+    /// No command rules, the built-in packs with their defaults.
+    pub fn builtin() -> Self {
+        Knowledge { commands: &[], packs: crate::packs::PackSet::builtin() }
+    }
+}
+
 /// Analyses a command line for the gate.
-pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: &[CommandRule], paths: &PathValidator) -> ShellReport {
+pub fn analyze(cmd: &str, cwd: &Path, ctx: &Context, rules: Knowledge<'_>, paths: &PathValidator) -> ShellReport {
     analyze_at(cmd, cwd, ctx, rules, paths, 0)
 }
 
@@ -545,7 +562,7 @@ fn analyze_at(
     cmd: &str,
     cwd: &Path,
     ctx: &Context,
-    rules: &[CommandRule],
+    rules: Knowledge<'_>,
     paths: &PathValidator,
     depth: usize,
 ) -> ShellReport {
@@ -565,6 +582,7 @@ fn analyze_at(
         }
     };
     let mut a = Analysis {
+        rules,
         start: cwd,
         cwd_start: OnceCell::new(),
         cwd_moved: None,
@@ -623,7 +641,7 @@ fn analyze_at(
                 .args
                 .iter()
                 .any(|w| matches!(w.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h" | "version"));
-        for rule in rules.iter().filter(|r| command_rule_matches(r, c)) {
+        for rule in rules.commands.iter().filter(|r| command_rule_matches(r, c)) {
             a.findings.push(
                 Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
                     "this is the policy rule `{}` ({} layer); a narrower command may pass.",
@@ -704,6 +722,10 @@ fn analyze_at(
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
+    // An upload of local data names the request better than its method does.
+    if a.findings.iter().any(|f| f.code == EXFIL_UPLOAD || f.code == EXFIL_PIPE) {
+        a.findings.retain(|f| f.code != NETWORK_REMOTE_WRITE);
+    }
     // The same finding from two routes (a program's own reads and the any-program rule) once.
     let mut seen = std::collections::HashSet::new();
     a.findings.retain(|f| seen.insert((f.code.clone(), f.message.clone())));
@@ -766,6 +788,8 @@ enum Broad {
 }
 
 struct Analysis<'a> {
+    /// Command rules and packs.
+    rules: Knowledge<'a>,
     /// The directory commands run in: follows `cd` through the command line. (Conservatively, a
     /// `cd` inside a subshell is taken to last; that can only ask for more, never less.)
     start: &'a Path,
@@ -878,6 +902,89 @@ impl Analysis<'_> {
         }
     }
 
+    /// What the enabled packs know about the command: their findings, and the autonomy level it
+    /// needs. The first matching rule that only sets a level decides it (`observe`: the command
+    /// only reads); rules with an effect add findings and raise the level.
+    fn apply_packs(&mut self, c: &Command, e: &mut Effects) {
+        let found = self.rules.packs.lookup(c);
+        for broken in &found.broken {
+            self.findings.push(
+                Finding::new(
+                    INTERNAL_ERROR,
+                    Verdict::Deny,
+                    RiskLevel::High,
+                    format!("loopguard's built-in knowledge of `{}` is broken ({broken}).", c.program),
+                )
+                .with_remedy("report this to the people who maintain loopguard; the command cannot be judged."),
+            );
+        }
+        let mut level_set = false;
+        for hit in &found.hits {
+            let r = hit.rule;
+            match (r.severity, r.level) {
+                (None, Some(l)) if !level_set => {
+                    level_set = true;
+                    e.level = if l == AutonomyLevel::Observe { AutonomyLevel::Observe } else { e.level.max(l) };
+                }
+                (None, _) => {}
+                (Some(risk), l) => {
+                    if let Some(l) = l {
+                        e.level = e.level.max(l);
+                    }
+                    let verdict = match risk {
+                        RiskLevel::Critical => Verdict::Deny,
+                        RiskLevel::High => Verdict::Ask,
+                        _ => Verdict::Allow,
+                    };
+                    let remedy = r.remedy.clone().unwrap_or_else(|| match verdict {
+                        Verdict::Deny => "leave this to the human, or narrow the command to what the task needs.".into(),
+                        _ => "a human must confirm this, or narrow the command.".into(),
+                    });
+                    self.findings.push(
+                        Finding::new(r.code.clone(), verdict, risk, r.message.clone())
+                            .with_remedy(remedy),
+                    );
+                }
+            }
+        }
+        // An effect raised the level over an `observe` rule: the effect wins.
+        if found.hits.iter().any(|h| h.rule.severity.is_some()) {
+            for h in &found.hits {
+                if let Some(l) = h.rule.level.filter(|l| *l > AutonomyLevel::Observe) {
+                    e.level = e.level.max(l);
+                }
+            }
+        }
+    }
+
+    /// An HTTP client's request to a public host: a read is medium risk (confirmed in normal
+    /// mode, like WebFetch), a DELETE destroys something remote, any other method writes there.
+    /// Requests to internal addresses are the SSRF check's.
+    fn http_request(&mut self, program: &str, method: &str, targets: &[String]) {
+        let Some(host) = targets.iter().find(|t| {
+            let t = t.trim();
+            !t.is_empty() && !t.starts_with('-') && crate::checks::ssrf::check_target(t).is_none()
+        }) else {
+            return;
+        };
+        let (code, verdict, risk, what) = match method {
+            "GET" | "HEAD" | "OPTIONS" => {
+                (NETWORK_REMOTE_FETCH, Verdict::Allow, RiskLevel::Medium, "reads from a remote host")
+            }
+            "DELETE" => (NETWORK_REMOTE_DELETE, Verdict::Deny, RiskLevel::Critical, "deletes something on a remote host"),
+            _ => (NETWORK_REMOTE_WRITE, Verdict::Ask, RiskLevel::High, "changes something on a remote host"),
+        };
+        let remedy = match verdict {
+            Verdict::Allow => "a present human confirms network reads in normal mode; WebFetch works the same way.",
+            Verdict::Deny => "leave deleting remote resources to the human, or ask them to approve this call.",
+            _ => "a human must confirm requests that change remote state; a GET that only reads may pass.",
+        };
+        self.findings.push(
+            Finding::new(code, verdict, risk, format!("`{program}` sends {method} to `{host}`: it {what}."))
+                .with_remedy(remedy),
+        );
+    }
+
     fn command(&mut self, c: &Command) -> Effects {
         if matches!(c.program.as_str(), "cd" | "pushd") {
             self.change_dir(c);
@@ -892,7 +999,7 @@ impl Analysis<'_> {
             self.cwd_known = false;
         }
         if let Some(expanded) = self.alias_call(c) {
-            let r = analyze_at(&expanded, self.cwd(), self.ctx, &[], self.paths, 1);
+            let r = analyze_at(&expanded, self.cwd(), self.ctx, Knowledge { commands: &[], packs: self.rules.packs }, self.paths, 1);
             self.absorb(r);
         }
         if c.program == "alias" {
@@ -915,7 +1022,8 @@ impl Analysis<'_> {
             );
         }
         let branch = || self.current_branch();
-        let e = effects::of(c, &branch);
+        let mut e = effects::of(c, &branch);
+        self.apply_packs(c, &mut e);
         self.required = self.required.max(e.level);
         self.network |= !e.network.is_empty()
             || NETWORK_TOOLS.contains(&c.program.as_str())
@@ -989,6 +1097,9 @@ impl Analysis<'_> {
             {
                 self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
             }
+        }
+        if let Some(method) = &e.http_method {
+            self.http_request(&program, method, &e.network);
         }
         // Proxies, resolver overrides and UNIX sockets send a request somewhere its URL does not say.
         if matches!(program.as_str(), "curl" | "http" | "https" | "xh" | "wget") {
@@ -1277,7 +1388,7 @@ impl Analysis<'_> {
     /// A call of a function the line defines, with arguments: its body is analysed with the
     /// arguments in place of `$1`…`$9`, `$@` and `$*`; a body that cannot be found is not
     /// understood.
-    fn function_call(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+    fn function_call(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) -> Option<opaque::Opaque> {
         let (_, body) = self.functions.iter().find(|(n, _)| *n == c.program_path)?;
         if c.args.is_empty() {
             return None;
@@ -1936,7 +2047,7 @@ impl Analysis<'_> {
 
     /// Code this command runs that the analysis cannot see into (see [`opaque`]): a finding
     /// the gate asks about, or lets run only confined.
-    fn opaque(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
+    fn opaque(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) {
         let function_call = self.function_call(c, rules, depth);
         let why = function_call
             .or_else(|| self.package_runner(c))
@@ -1975,7 +2086,7 @@ impl Analysis<'_> {
     /// each word on, is analysed as a command; one the gate would deny makes the call hidden
     /// code (asked: the string may only be data). Programs whose strings are data (messages,
     /// patterns, payloads) and shells/interpreters (analysed as code already) are skipped.
-    fn embedded(&mut self, c: &Command, rules: &[CommandRule], depth: usize) {
+    fn embedded(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) {
         const SKIP: &[&str] = &[
             "gh",
             "git",
@@ -2141,7 +2252,7 @@ impl Analysis<'_> {
     }
 
     /// Where a shell's or an interpreter's code comes from, and whether it is understood.
-    fn code_channel(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+    fn code_channel(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) -> Option<opaque::Opaque> {
         let p = c.program.as_str();
         if matches!(p, "source" | ".") {
             let w = c.args.first()?;
@@ -2428,7 +2539,7 @@ impl Analysis<'_> {
         lang: opaque::Lang,
         code: &str,
         what: &str,
-        shell_outs: Option<(&[CommandRule], usize)>,
+        shell_outs: Option<(Knowledge<'_>, usize)>,
     ) -> Option<opaque::Opaque> {
         if let Some((rules, depth)) = shell_outs.filter(|(_, d)| *d < MAX_DEPTH) {
             for script in inline_shell_commands(code) {
@@ -2488,7 +2599,7 @@ impl Analysis<'_> {
         &mut self,
         c: &Command,
         lang: opaque::Lang,
-        rules: &[CommandRule],
+        rules: Knowledge<'_>,
         depth: usize,
     ) -> Option<opaque::Opaque> {
         let text = match (&c.stdin_text, c.stdin_from.first()) {
@@ -2650,7 +2761,7 @@ impl Analysis<'_> {
 
     /// A program run by path (`./x`, `scripts/x`, `/tmp/x`): outside the system's program
     /// directories it is a script (or a build output) of the workspace or worse.
-    fn path_program(&mut self, c: &Command, rules: &[CommandRule], depth: usize) -> Option<opaque::Opaque> {
+    fn path_program(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) -> Option<opaque::Opaque> {
         if !c.program_path.contains('/') {
             return None;
         }
@@ -2670,7 +2781,7 @@ impl Analysis<'_> {
         &mut self,
         w: &Word,
         lang: Option<opaque::Lang>,
-        rules: &[CommandRule],
+        rules: Knowledge<'_>,
         depth: usize,
     ) -> Option<opaque::Opaque> {
         const MAX_SCRIPT: u64 = 64 * 1024;
@@ -2741,7 +2852,7 @@ impl Analysis<'_> {
         name: &str,
         text: &str,
         lang: opaque::Lang,
-        rules: &[CommandRule],
+        rules: Knowledge<'_>,
         depth: usize,
     ) -> Option<opaque::Opaque> {
         if lang == opaque::Lang::Other {
@@ -2897,7 +3008,7 @@ impl Analysis<'_> {
                 if budget == 0 {
                     return hidden.then(|| (String::new(), "too much text to check".to_string()));
                 }
-                let r = analyze_at(suffix, self.cwd(), self.ctx, &[], self.paths, MAX_DEPTH - 3);
+                let r = analyze_at(suffix, self.cwd(), self.ctx, Knowledge { commands: &[], packs: self.rules.packs }, self.paths, MAX_DEPTH - 3);
                 let glob = suffix.contains(['*', '?']);
                 if let Some(f) = r.findings.iter().find(|f| {
                     (f.verdict == Verdict::Deny || (hidden && f.code == SHELL_HIDDEN_CODE))
@@ -2929,7 +3040,7 @@ impl Analysis<'_> {
     }
 
     /// Code inside a command that is not shell: interpreter inline code and ssh remote commands.
-    fn nested(&mut self, e: &Effects, rules: &[CommandRule], depth: usize) {
+    fn nested(&mut self, e: &Effects, rules: Knowledge<'_>, depth: usize) {
         let inline = e.inline_code.as_deref().map(inline_shell_commands).unwrap_or_default();
         {
             for script in inline.iter().chain(&e.local_scripts) {
