@@ -59,6 +59,24 @@ pub struct Context {
     /// The host runs allowed shell calls inside loopguard's kernel sandbox (`loopguard exec`):
     /// unattended, code the analysis cannot see into may then run, confined.
     pub confinement: bool,
+    /// How the host names of fetch tools' URLs are resolved to check their addresses.
+    pub dns: Dns,
+}
+
+/// How the gate resolves the host name of a URL a fetch tool is asked to read, so a public-looking
+/// name that points inside is caught.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Dns {
+    /// Not resolved (names are judged by their spelling only).
+    #[default]
+    Off,
+    /// The system resolver, waiting at most this many milliseconds (no answer in time: asked).
+    System {
+        /// The longest wait.
+        wait_ms: u64,
+    },
+    /// A fixed table of names and their addresses (tests, and hosts that pin their resolution).
+    Table(Vec<(String, Vec<std::net::IpAddr>)>),
 }
 
 /// A break-glass waiver as the gate sees it: the rules and paths a human waived for a while.
@@ -91,7 +109,14 @@ impl Context {
             canaries: Vec::new(),
             canary_files: Vec::new(),
             confinement: false,
+            dns: Dns::Off,
         }
+    }
+
+    /// Sets how fetch tools' host names are resolved.
+    pub fn with_dns(mut self, dns: Dns) -> Self {
+        self.dns = dns;
+        self
     }
 
     /// Says whether allowed shell calls will run inside the kernel sandbox.

@@ -125,13 +125,7 @@ impl<'p> Gate<'p> {
                 }
                 ToolKind::Network => {
                     if let Some(url) = call.str_field("url") {
-                        match crate::checks::ssrf::check_url(url) {
-                            Ok(None) => {}
-                            Ok(Some(i)) => {
-                                findings.push(crate::checks::ssrf::finding(&format!("`{}`", call.tool), url, &i))
-                            }
-                            Err(e) => findings.push(invalid_input(&call.tool, &format!("`url` {e}"))),
-                        }
+                        findings.extend(fetch_url(&call.tool, url, &ctx.dns));
                     }
                 }
                 ToolKind::FileWrite => {
@@ -268,6 +262,43 @@ fn call_risk(findings: &[Finding], meta: Option<ToolMetadata>, required: Autonom
     };
     let base = meta.filter(|m| m.kind != ToolKind::Shell).map_or(RiskLevel::Low, |m| m.risk);
     findings.iter().map(|f| f.risk).fold(level.max(base), std::cmp::max)
+}
+
+/// A URL a fetch tool is asked to read: refused when it could be read two ways or names an
+/// internal host; its name resolved (bounded) so a public-looking name pointing inside is caught.
+fn fetch_url(tool: &str, url: &str, dns: &crate::Dns) -> Option<Finding> {
+    use crate::checks::ssrf;
+    let what = format!("`{tool}`");
+    match ssrf::check_fetch_url(url) {
+        Err(e) => return Some(invalid_input(tool, &format!("`url` is refused: it {e}"))),
+        Ok(Some(i)) => return Some(ssrf::finding(&what, url, &i)),
+        Ok(None) => {}
+    }
+    let host = url::Url::parse(url).ok()?.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+        return None;
+    }
+    let resolved = match dns {
+        crate::Dns::Off => return None,
+        crate::Dns::Table(t) => match t.iter().find(|(n, _)| *n == host) {
+            Some((_, a)) => ssrf::Resolved::Addrs(a.clone()),
+            None => ssrf::Resolved::NotFound("not in the table".into()),
+        },
+        crate::Dns::System { wait_ms } => ssrf::resolve_bounded(&host, std::time::Duration::from_millis(*wait_ms)),
+    };
+    match resolved {
+        ssrf::Resolved::Addrs(a) => ssrf::internal_address(&host, &a).map(|i| ssrf::finding(&what, url, &i)),
+        ssrf::Resolved::NotFound(_) => None,
+        ssrf::Resolved::TimedOut => Some(
+            Finding::new(
+                SSRF_UNRESOLVED,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("{what} would read `{url}`, but `{host}` did not resolve in time to check its addresses."),
+            )
+            .with_remedy("retry, or a human confirms the host is public."),
+        ),
+    }
 }
 
 /// Normal and auto-edit modes, where the host asks a present human: a recognised destructive

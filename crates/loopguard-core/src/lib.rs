@@ -28,7 +28,7 @@ mod risk;
 mod tools;
 
 pub use autonomy::{AutonomyLevel, BreakerPosition, ExecutionMode};
-pub use call::{Context, ToolCall, Waiver};
+pub use call::{Context, Dns, ToolCall, Waiver};
 pub use decision::{Decision, Finding, Reason, Verdict};
 pub use gate::Gate;
 pub use policy::Policy;

@@ -47,6 +47,7 @@ codes! {
     APPROVAL_DRIFT = "approval-drift": "The control plane (policy files, the loopguard binary and hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`) no longer matches the hashes a human approved with `loopguard approve`: every call that writes or runs is denied and the `approval_drift` breaker trips (read-only) until a human re-approves.";
     ADVISORY_DATA_MISSING = "advisory-data-missing": "The call changes dependencies and no advisory data is imported, and `[advisories] missing` says to ask or deny (the default, allow, only notes it in the audit).";
     CANARY_TRIPPED = "canary-tripped": "The call carries a canary credential that `loopguard exec` planted, or reads its canary file: an exfiltration attempt. Denied, and the canary breaker stops the run.";
+    SSRF_UNRESOLVED = "ssrf-unresolved": "The host name of a URL a fetch tool is asked to read did not resolve within the hook's wait, so its addresses could not be checked; a human decides.";
     NETWORK_REMOTE_WRITE = "network-remote-write": "An HTTP client (curl, wget, HTTPie, xh) sends a request that changes something on a remote host (POST, PUT, PATCH or another writing method, a body or an upload).";
     NETWORK_REMOTE_DELETE = "network-remote-delete": "An HTTP client sends a DELETE request to a remote host: something on a remote service is destroyed.";
     NETWORK_REMOTE_FETCH = "network-remote-fetch": "An HTTP client reads from a remote host (GET or HEAD): medium risk, like WebFetch, so a present human confirms it in normal mode.";

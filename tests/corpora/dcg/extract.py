@@ -707,6 +707,8 @@ EVALUATORS = {
     "run_test_command_as_agent", "run_test_command", "run_robot_mode", "evaluate",
     "make_hook_input", "sample_hook_input",
 }
+# Evaluators that take raw hook JSON rather than a command
+RAW_INPUT_EVALUATORS = {"run_hook_mode_raw"}
 # Evaluators whose boolean result *is* "denied" (local `fn evaluate(cmd) -> bool { ..is_denied() }`)
 BOOL_DENIED = {"evaluate"}
 # CLI runners taking an argv slice: dcg test <cmd> / dcg explain <cmd>
@@ -962,6 +964,15 @@ class RustExtractor:
             if name not in EVALUATORS:
                 continue
             if name == "check" and not is_method:
+                continue
+            if name in RAW_INPUT_EVALUATORS:
+                # takes hook JSON: only count it when built from a command by make_hook_input
+                for a in args:
+                    v = self.resolve(a, env)
+                    if v is not None and v.kind == "derived":
+                        cmds += v.cmds
+                        src = src or name
+                        break
                 continue
             if name in ("make_hook_input", "sample_hook_input"):
                 c = self.cmd_arg(args, env, 0)
@@ -1234,6 +1245,18 @@ class RustExtractor:
             return self.condition(toks[0][2], env, neg)
         flat = list(flatten(toks))
         sig = set()
+        # `a != b` flips the reading of a decision comparison
+        cmp_ops = [t[1] for t in toks if t[0] == "p" and t[1] in ("==", "!=")]
+        if cmp_ops == ["!="]:
+            neg = not neg
+        if cmp_ops:
+            for t in toks:
+                if t[0] == "str":
+                    ls = t[1].lower().strip()
+                    if ls in ("deny", "denied", "block", "blocked"):
+                        sig.add("block")
+                    elif ls in ("allow", "allowed"):
+                        sig.add("allow")
         # subject: inline evaluator call, or variables carrying results
         res = self.resolve_result(toks, env)
         if res is None or res.kind != "res":

@@ -71,10 +71,17 @@ pub fn special_v6(ip: Ipv6Addr) -> Option<String> {
     if ip.is_loopback() {
         return Some("loopback ::1".into());
     }
+    // IPv4-mapped (`::ffff:a.b.c.d`): the IPv4 address decides; a mapped public address is public.
     if let Some(v4) = ip.to_ipv4_mapped() {
-        return Some(format!("IPv4-mapped {v4}{}", special_v4(v4).map(|w| format!(" ({w})")).unwrap_or_default()));
+        return special_v4(v4).map(|w| format!("IPv4-mapped {v4} ({w})"));
     }
     let bits = u128::from(ip);
+    // IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765): refused outright, an old form few
+    // legitimate URLs use and some stacks still route to the embedded address.
+    if v6_in(ip, v6("::ffff:0:0:0"), 96) {
+        let v4 = embedded(bits);
+        return Some(format!("IPv4-translated {v4}{}", special_v4(v4).map(|w| format!(" ({w})")).unwrap_or_default()));
+    }
     if v6_in(ip, Ipv6Addr::UNSPECIFIED, 96) {
         return Some(format!("IPv4-compatible {}", embedded(bits)));
     }
@@ -231,6 +238,78 @@ pub fn check_url(raw: &str) -> Result<Option<Internal>, String> {
     let u = url::Url::parse(raw.trim()).map_err(|e| format!("not a URL: {e}"))?;
     let host = u.host().ok_or_else(|| "the URL has no host".to_string())?;
     Ok(judge_host(&host, true))
+}
+
+/// Judges a URL an agent asks a fetch tool (WebFetch) to read, strictly: only `http` and
+/// `https`; no user name or password; nothing a parser could read two ways (white space or
+/// control characters, backslashes, `@` before the path, `#`/`?` before the path followed by `@`);
+/// then the host as [`check_url`] does. `Err` says why the URL is refused.
+pub fn check_fetch_url(raw: &str) -> Result<Option<Internal>, String> {
+    if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("contains white space or control characters".into());
+    }
+    if raw.contains('\\') {
+        return Err("contains a backslash, which parsers read differently".into());
+    }
+    let (scheme, rest) = raw.split_once("://").ok_or_else(|| "is not an absolute http(s) URL".to_string())?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return Err(format!("uses the scheme `{scheme}`; only http and https are fetched"));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if rest[..end].contains('@') {
+        return Err("carries a user name or password (`user@host`), a classic way to disguise the host".into());
+    }
+    if rest[end..].starts_with(['?', '#']) && rest[end..].contains('@') {
+        return Err("puts `#` or `?` before `@`, which parsers split into different hosts".into());
+    }
+    let u = url::Url::parse(raw).map_err(|e| format!("is not a URL: {e}"))?;
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err("carries a user name or password".into());
+    }
+    let host = u.host().ok_or_else(|| "has no host".to_string())?;
+    Ok(judge_host(&host, true))
+}
+
+/// The outcome of resolving a name with a bounded wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// The addresses the name resolves to.
+    Addrs(Vec<IpAddr>),
+    /// The name does not resolve (the request cannot reach anything by it).
+    NotFound(String),
+    /// No answer within the wait.
+    TimedOut,
+}
+
+/// Resolves a host name with the system resolver, waiting at most `wait` (the lookup itself runs
+/// on a thread that is abandoned when the wait is over: a hook exits soon after).
+pub fn resolve_bounded(host: &str, wait: std::time::Duration) -> Resolved {
+    use std::net::ToSocketAddrs;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = format!("{}:443", host.trim_end_matches('.'));
+    let spawned = std::thread::Builder::new().name("dns".into()).spawn(move || {
+        let r = name.to_socket_addrs().map(|it| it.map(|a| a.ip()).collect::<Vec<_>>());
+        let _ = tx.send(r);
+    });
+    if spawned.is_err() {
+        return Resolved::TimedOut;
+    }
+    match rx.recv_timeout(wait) {
+        Ok(Ok(addrs)) if !addrs.is_empty() => Resolved::Addrs(addrs),
+        Ok(Ok(_)) => Resolved::NotFound("no addresses".into()),
+        Ok(Err(e)) => Resolved::NotFound(e.to_string()),
+        Err(_) => Resolved::TimedOut,
+    }
+}
+
+/// The first internal address among those a name resolved to.
+pub fn internal_address(host: &str, addrs: &[IpAddr]) -> Option<Internal> {
+    addrs.iter().find_map(|ip| {
+        special_ip(*ip).map(|w| Internal {
+            host: host.to_string(),
+            why: format!("it resolves to {ip} ({w})"),
+        })
+    })
 }
 
 /// Judges a network target as shell tools take them: a URL, `user@host[:port][/path]`,

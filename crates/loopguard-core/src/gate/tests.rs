@@ -623,3 +623,29 @@ fn http_clients_follow_http_semantics() {
     let d = bash_in(&p, "curl -s http://localhost:3000/health", ws.path(), un);
     assert_eq!(d.verdict(), Verdict::Allow, "{}", d.explain());
 }
+
+#[test]
+fn fetch_tools_check_what_a_name_resolves_to() {
+    let ws = ws();
+    let p = Policy::builtin();
+    let table = crate::Dns::Table(vec![
+        ("inside.example.com".into(), vec!["93.184.216.35".parse().unwrap(), "192.168.1.10".parse().unwrap()]),
+        ("public.example.com".into(), vec!["93.184.216.34".parse().unwrap()]),
+    ]);
+    let fetch = |url: &str, dns: crate::Dns| {
+        let call = ToolCall::new("WebFetch", json!({ "url": url, "prompt": "p" }), ws.path());
+        Gate::new(&p).evaluate(&call, &Context::new(ws.path()).with_home(None).with_dns(dns))
+    };
+    let d = fetch("https://inside.example.com/admin", table.clone());
+    assert_eq!(d.verdict(), Verdict::Deny, "{}", d.explain());
+    assert_eq!(d.codes(), ["ssrf-internal-address"]);
+    assert!(d.explain().contains("192.168.1.10"), "{}", d.explain());
+    assert_eq!(fetch("https://public.example.com/", table.clone()).verdict(), Verdict::Allow);
+    // Without resolution the same name passes on its spelling: the hook resolves.
+    assert_eq!(fetch("https://inside.example.com/admin", crate::Dns::Off).verdict(), Verdict::Allow);
+    let d = fetch("file:///etc/passwd", crate::Dns::Off);
+    assert_eq!(d.verdict(), Verdict::Deny);
+    assert!(d.explain().contains("scheme"), "{}", d.explain());
+    let d = fetch("https://user:pw@public.example.com/", table);
+    assert_eq!(d.verdict(), Verdict::Deny);
+}

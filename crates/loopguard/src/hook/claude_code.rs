@@ -510,6 +510,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     .with_home(env.home.as_deref())
                     .with_mode(mode)
                     .with_confinement(confine)
+                    .with_dns(loopguard_core::Dns::System { wait_ms: 100 })
                     .with_protected(Some(&p.state), env.user_policy().as_deref())
                     .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
                     .with_waivers(waivers)

@@ -33,3 +33,43 @@ fn reasons_name_the_block() {
     let i = check_url("http://[::ffff:169.254.169.254]/").unwrap().unwrap();
     assert!(i.why.contains("cloud metadata"), "{i:?}");
 }
+
+#[test]
+fn fetch_urls_are_read_one_way_only() {
+    for (url, why) in [
+        ("file:///etc/passwd", "scheme"),
+        ("gopher://example.com/", "scheme"),
+        ("ftp://example.com/x", "scheme"),
+        ("https://user:pw@example.com/", "user name"),
+        ("https://example.com@127.0.0.1/", "user name"),
+        ("http://example.com#@169.254.169.254/", "`#` or `?` before `@`"),
+        ("http://example.com?@10.0.0.1/", "`#` or `?` before `@`"),
+        ("http://example.com\\@10.0.0.1/", "backslash"),
+        ("http://exa mple.com/", "white space"),
+        ("http://example.com/\n", "white space"),
+        ("example.com/page", "absolute"),
+    ] {
+        let e = check_fetch_url(url).unwrap_err();
+        assert!(e.contains(why), "{url}: {e}");
+    }
+    for url in ["https://example.com/", "https://medium.com/@someone/post", "http://example.com:8080/a?b=c#d@e"] {
+        assert_eq!(check_fetch_url(url), Ok(None), "{url}");
+    }
+    for url in ["http://127.0.0.1.nip.io/", "http://10-0-0-1.sslip.io/", "http://[::ffff:0:7f00:1]/", "http://0x7f.1/"] {
+        assert!(check_fetch_url(url).unwrap().is_some(), "{url}");
+    }
+}
+
+#[test]
+fn resolved_addresses_are_judged_every_one() {
+    let public: IpAddr = "93.184.216.34".parse().unwrap();
+    let inside: IpAddr = "10.1.2.3".parse().unwrap();
+    assert!(internal_address("a.example", &[public]).is_none());
+    let i = internal_address("a.example", &[public, inside]).unwrap();
+    assert!(i.why.contains("10.1.2.3"), "{}", i.why);
+    // The real resolver, on a name every machine's hosts file answers (no network needed).
+    match resolve_bounded("localhost", std::time::Duration::from_secs(10)) {
+        Resolved::Addrs(a) => assert!(internal_address("localhost", &a).is_some(), "{a:?}"),
+        other => panic!("localhost did not resolve: {other:?}"),
+    }
+}
