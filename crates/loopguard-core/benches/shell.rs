@@ -12,6 +12,65 @@ use std::path::Path;
 
 fn main() {
     divan::main();
+    packs_ratio();
+}
+
+/// Commands of programs the packs know, each with one (often more) packs consulted.
+const PACKED: &[&str] = &[
+    "kubectl get pods -n prod",
+    "aws s3 ls s3://bucket/prefix/",
+    "docker ps -a",
+    "terraform plan -out tf.plan",
+    "gh pr view 12",
+    "npm publish --dry-run",
+    "restic snapshots",
+    "psql -c 'select 1'",
+];
+
+fn all_packs() -> loopguard_core::packs::PackSet {
+    let on = loopguard_core::packs::BUILTIN_PACKS.iter().map(|b| (b.id.to_string(), true)).collect();
+    loopguard_core::packs::PackSet::new(Vec::new(), &on)
+}
+
+#[divan::bench(args = PACKED)]
+fn packed_all_packs_on(b: Bencher, cmd: &str) {
+    let (d, ctx, v) = fixture();
+    let packs = all_packs();
+    let k = Knowledge { commands: &[], packs: &packs };
+    b.bench_local(|| black_box(analyze(black_box(cmd), d.path(), &ctx, k, &v)));
+}
+
+/// The packs' cost against the analysis without them, measured in this run: median time per
+/// command over TYPICAL and PACKED, all packs on vs none (the floor).
+fn packs_ratio() {
+    let (d, ctx, v) = fixture();
+    let packs = all_packs();
+    let none = loopguard_core::packs::PackSet::default();
+    let median = |set: &loopguard_core::packs::PackSet| {
+        let k = Knowledge { commands: &[], packs: set };
+        let mut per_cmd = Vec::new();
+        for cmd in TYPICAL.iter().chain(PACKED) {
+            let mut runs: Vec<f64> = (0..301)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    black_box(analyze(black_box(cmd), d.path(), &ctx, k, &v));
+                    t.elapsed().as_secs_f64() * 1e6
+                })
+                .collect();
+            runs.sort_by(f64::total_cmp);
+            per_cmd.push(runs[runs.len() / 2]);
+        }
+        per_cmd.sort_by(f64::total_cmp);
+        per_cmd[per_cmd.len() / 2]
+    };
+    // Warm up: the first use parses each pack a command needs.
+    let _ = median(&packs);
+    let (floor, with) = (median(&none), median(&packs));
+    println!(
+        "packs: median command {with:.2} µs with all {} packs on, {floor:.2} µs with none; ratio {:.2} (goal: ≤ 2 µs typical)",
+        loopguard_core::packs::BUILTIN_PACKS.len(),
+        with / floor
+    );
 }
 
 const TYPICAL: &[&str] = &[

@@ -245,6 +245,15 @@ enum PolicyCommand {
         #[arg(long)]
         layer: Option<LayerArg>,
     },
+    /// List the packs (what the gate knows about programs): on or off, rule counts, source.
+    Packs {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+        /// Print docs/packs.md (the built-in packs and every rule) instead.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+    },
     /// Show the policy.
     Show {
         /// The merged policy of every layer for the current directory (the only view so far).
@@ -672,23 +681,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.command {
         Command::Hook { .. } => Ok(ExitCode::from(2)),
         Command::Policy { command: PolicyCommand::Check { file, layer } } => policy_check(&env, file, layer),
+        Command::Policy { command: PolicyCommand::Packs { json, markdown } } => {
+            if markdown {
+                print!("{}", loopguard_core::packs::markdown());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let rows = loopguard::packs_report::rows(&effective_policy(&env)?);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", loopguard::packs_report::human(&rows));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Policy { command: PolicyCommand::Show { effective: _ } } => {
-            let workspace = env.workspace_for(&cwd()?);
-            // As the hook sees it: an approved, undrifted project policy may loosen.
-            let approved = env.state_home().ok().and_then(|state| {
-                let a = loopguard::approval::load(&state, &workspace).ok()??;
-                let plane = loopguard::approval::plane(&env, &workspace);
-                matches!(loopguard::approval::check_against(&state, &plane, a.clone()), Ok(None))
-                    .then(|| loopguard::approval::approved_project_policy(&a).map(str::to_string))
-                    .flatten()
-            });
-            let policy = Policy::load_approved(
-                env.user_policy().as_deref(),
-                Some(&state::project_policy(&workspace)),
-                approved.as_deref(),
-            )
-            .map_err(|e| format!("the policy does not load:\n{e}"))?;
-            print!("{}", policy.to_effective_toml());
+            print!("{}", effective_policy(&env)?.to_effective_toml());
             Ok(ExitCode::SUCCESS)
         }
         Command::Audit { command } => audit(&env, command),
@@ -1022,6 +1029,27 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
+}
+
+/// The policy as the hook sees it for the current directory: an approved, undrifted project
+/// policy may loosen.
+fn effective_policy(env: &Env) -> Result<Policy, String> {
+    let workspace = env.workspace_for(&cwd()?);
+    // As the hook sees it: an approved, undrifted project policy may loosen.
+    let approved = env.state_home().ok().and_then(|state| {
+        let a = loopguard::approval::load(&state, &workspace).ok()??;
+        let plane = loopguard::approval::plane(env, &workspace);
+        matches!(loopguard::approval::check_against(&state, &plane, a.clone()), Ok(None))
+            .then(|| loopguard::approval::approved_project_policy(&a).map(str::to_string))
+            .flatten()
+    });
+    let policy = Policy::load_approved(
+        env.user_policy().as_deref(),
+        Some(&state::project_policy(&workspace)),
+        approved.as_deref(),
+    )
+    .map_err(|e| format!("the policy does not load:\n{e}"))?;
+    Ok(policy)
 }
 
 fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Result<ExitCode, String> {
