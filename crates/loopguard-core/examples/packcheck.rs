@@ -22,7 +22,11 @@ fn main() {
                 let problems = p.check_examples();
                 let m: usize = p.rules.iter().map(|r| r.examples_match.len()).sum();
                 let n: usize = p.rules.iter().map(|r| r.examples_not_match.len()).sum();
-                println!("{f}: {} rules, {m} match / {n} not_match examples, {} problems", p.rules.len(), problems.len());
+                println!(
+                    "{f}: {} rules, {m} match / {n} not_match examples, {} problems",
+                    p.rules.len(),
+                    problems.len()
+                );
                 for e in &problems {
                     println!("  {e}");
                 }
@@ -66,7 +70,9 @@ fn main() {
                 _ => {}
             }
         }
-        println!("corpus rows using these programs: {covered}; block rows missed: {missed}; allow rows matched: {false_alarm}");
+        println!(
+            "corpus rows using these programs: {covered}; block rows missed: {missed}; allow rows matched: {false_alarm}"
+        );
     }
     std::process::exit(i32::from(bad > 0));
 }

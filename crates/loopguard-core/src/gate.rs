@@ -309,7 +309,8 @@ fn present_human(findings: &mut [Finding], ctx: &Context, policy: &Policy) {
         return;
     }
     for f in findings.iter_mut().filter(|f| f.verdict == Verdict::Deny) {
-        let approvable = crate::reasons::HUMAN_APPROVABLE.contains(&f.code.as_str()) || policy.packs().has_code(&f.code);
+        let approvable =
+            crate::reasons::HUMAN_APPROVABLE.contains(&f.code.as_str()) || policy.packs().has_code(&f.code);
         if approvable && !policy.rule_set_by_file(&f.code) {
             f.verdict = Verdict::Ask;
         }

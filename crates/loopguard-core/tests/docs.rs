@@ -56,6 +56,10 @@ fn every_key_and_configurable_rule_is_documented() {
         "`message`",
         "`match`",
         "`not_match`",
+        "[packs]",
+        "`enable`",
+        "`disable`",
+        "`files`",
     ] {
         assert!(text.contains(key), "docs/policy.md does not mention {key}");
     }

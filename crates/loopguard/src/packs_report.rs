@@ -64,13 +64,8 @@ pub fn human(rows: &[PackRow]) -> String {
         );
     }
     let on: Vec<&PackRow> = rows.iter().filter(|r| r.enabled).collect();
-    let _ = writeln!(
-        out,
-        "{} packs ({} on), {} rules on",
-        rows.len(),
-        on.len(),
-        on.iter().map(|r| r.rules).sum::<usize>()
-    );
+    let _ =
+        writeln!(out, "{} packs ({} on), {} rules on", rows.len(), on.len(), on.iter().map(|r| r.rules).sum::<usize>());
     out
 }
 

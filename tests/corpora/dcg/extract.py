@@ -352,14 +352,24 @@ def extract_shell_e2e(repo, rows):
     if path not in repo.files:
         return
     text = repo.read(path)
-    for i, ln in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    for i, ln in enumerate(lines, 1):
         m = re.match(r"^\s*(test_command|test_command_with_packs)\s+(.*)$", ln)
         if not m:
             continue
-        try:
-            words = bash_words(m.group(2))
-        except (ValueError, IndexError):
-            words = None
+        words = None
+        args = m.group(2)
+        # a quoted argument may span several lines: extend until the words parse
+        for extra in range(0, 30):
+            if extra:
+                if i - 1 + extra >= len(lines):
+                    break
+                args += "\n" + lines[i - 1 + extra]
+            try:
+                words = bash_words(args)
+                break
+            except (ValueError, IndexError):
+                words = None
         if not words:
             rows.skipped["shell test_command not literal"] += 1
             continue

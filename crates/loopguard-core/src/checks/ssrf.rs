@@ -305,10 +305,7 @@ pub fn resolve_bounded(host: &str, wait: std::time::Duration) -> Resolved {
 /// The first internal address among those a name resolved to.
 pub fn internal_address(host: &str, addrs: &[IpAddr]) -> Option<Internal> {
     addrs.iter().find_map(|ip| {
-        special_ip(*ip).map(|w| Internal {
-            host: host.to_string(),
-            why: format!("it resolves to {ip} ({w})"),
-        })
+        special_ip(*ip).map(|w| Internal { host: host.to_string(), why: format!("it resolves to {ip} ({w})") })
     })
 }
 

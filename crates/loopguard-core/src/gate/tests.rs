@@ -573,12 +573,11 @@ fn a_present_human_is_asked_about_approvable_destructive_operations() {
     assert!(d.codes().contains(&"autonomy-exceeded".to_string()), "{:?}", d.codes());
     assert_eq!(bash_in(&p, "kubectl delete pod web-1", ws.path(), ExecutionMode::Unattended).verdict(), Verdict::Deny);
     let call = ToolCall::new("Bash", json!({ "command": "kubectl delete pod web-1" }), ws.path());
-    let capped = Context::new(ws.path())
-        .with_home(None)
-        .with_mode(ExecutionMode::Normal)
-        .with_breaker(BreakerPosition::PrOnly);
-    let op = Policy::from_layers(&[(LayerKind::User, PathBuf::from("u.toml"), "[gate]\nautonomy = \"operate\"\n".into())])
-        .unwrap();
+    let capped =
+        Context::new(ws.path()).with_home(None).with_mode(ExecutionMode::Normal).with_breaker(BreakerPosition::PrOnly);
+    let op =
+        Policy::from_layers(&[(LayerKind::User, PathBuf::from("u.toml"), "[gate]\nautonomy = \"operate\"\n".into())])
+            .unwrap();
     assert_eq!(Gate::new(&op).evaluate(&call, &capped).verdict(), Verdict::Deny);
 }
 

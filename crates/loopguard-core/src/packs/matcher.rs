@@ -183,7 +183,7 @@ impl Shape {
 
     /// Whether a command has this shape.
     pub fn matches(&self, c: &Command, ops: &Operands<'_>) -> bool {
-        if !self.programs.iter().any(|p| *p == c.program) || !self.words_match(ops) {
+        if !self.programs.contains(&c.program) || !self.words_match(ops) {
             return false;
         }
         let args: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
@@ -203,7 +203,8 @@ impl Shape {
             text.push('\n');
             text.push_str(s);
         }
-        self.text.as_ref().is_none_or(|r| r.is_match(&text)) && !self.not_text.as_ref().is_some_and(|r| r.is_match(&text))
+        self.text.as_ref().is_none_or(|r| r.is_match(&text))
+            && !self.not_text.as_ref().is_some_and(|r| r.is_match(&text))
     }
 
     /// The leading operands match `words`, where an operand that may be an unknown option's

@@ -350,9 +350,7 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
         problems.push(at("a rule needs an `effect` and `severity`, or a `level`".into()));
     }
     if level == Some(AutonomyLevel::Observe) && (effect.is_some() || !builtin) {
-        problems.push(at(
-            "`level = \"observe\"` (read-only) is for built-in packs, on rules without an effect".into(),
-        ));
+        problems.push(at("`level = \"observe\"` (read-only) is for built-in packs, on rules without an effect".into()));
     }
     if r.message.trim().is_empty() {
         problems.push(at("`message` is empty".into()));
@@ -506,9 +504,7 @@ impl PackSet {
 
     /// Every pack with whether it is enabled (parses every built-in pack).
     pub fn all(&self) -> Vec<(&Pack, bool)> {
-        (0..self.entries.len())
-            .filter_map(|n| Some((self.pack(n)?.ok()?, self.entries[n].1)))
-            .collect()
+        (0..self.entries.len()).filter_map(|n| Some((self.pack(n)?.ok()?, self.entries[n].1))).collect()
     }
 
     /// Whether a pack id is known.

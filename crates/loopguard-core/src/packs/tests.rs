@@ -107,17 +107,25 @@ fn bad_packs_are_refused_with_every_problem() {
     let err = pack("id = \"Bad Id\"\nfamily = \"f\"\ntitle = \"T\"\ndescription = \"d\"\nprograms = []\n").unwrap_err();
     assert!(err.problems.iter().any(|p| p.contains("kebab-case")), "{err}");
     assert!(err.problems.iter().any(|p| p.contains("`programs` is empty")), "{err}");
-    let err = pack(&format!("{HEAD}[[rules]]\nid = \"r\"\neffect = \"explode\"\nseverity = \"huge\"\nmessage = \"\"\nwords = [\"\"]\n"))
-        .unwrap_err();
+    let err = pack(&format!(
+        "{HEAD}[[rules]]\nid = \"r\"\neffect = \"explode\"\nseverity = \"huge\"\nmessage = \"\"\nwords = [\"\"]\n"
+    ))
+    .unwrap_err();
     let all = err.to_string();
     for want in ["effect `explode`", "severity `huge`", "`message` is empty", "`match` example", "word pattern"] {
         assert!(all.contains(want), "{want} missing from {all}");
     }
     // A policy's pack may not mark anything read-only.
-    let err = pack(&format!("{HEAD}[[rules]]\nid = \"r\"\nlevel = \"observe\"\nmessage = \"m\"\nmatch = [\"tool\"]\n")).unwrap_err();
+    let err = pack(&format!("{HEAD}[[rules]]\nid = \"r\"\nlevel = \"observe\"\nmessage = \"m\"\nmatch = [\"tool\"]\n"))
+        .unwrap_err();
     assert!(err.to_string().contains("built-in packs"), "{err}");
     assert!(pack(&format!("{HEAD}unknown = 1\n")).is_err());
-    assert!(pack(&format!("{HEAD}[[rules]]\nid = \"r\"\nlevel = \"operate\"\nmessage = \"m\"\nmatch = [\"tool\"]\ntext = '('\n")).is_err());
+    assert!(
+        pack(&format!(
+            "{HEAD}[[rules]]\nid = \"r\"\nlevel = \"operate\"\nmessage = \"m\"\nmatch = [\"tool\"]\ntext = '('\n"
+        ))
+        .is_err()
+    );
     assert!(pack(&"#".repeat(MAX_PACK_BYTES + 1)).is_err());
 }
 
@@ -156,5 +164,8 @@ fn docs_packs_md_is_generated_from_the_pack_files() {
         std::fs::write(&path, &want).unwrap();
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(have == want, "docs/packs.md is stale: run `LOOPGUARD_BLESS=1 cargo test -p loopguard-core packs` and commit it");
+    assert!(
+        have == want,
+        "docs/packs.md is stale: run `LOOPGUARD_BLESS=1 cargo test -p loopguard-core packs` and commit it"
+    );
 }

@@ -678,10 +678,17 @@ impl Policy {
                         || self.custom_packs.iter().any(|p| p.id == pack.id);
                     if taken {
                         diag(diags, f.span.clone(), "policy-pack", format!("pack id `{}` is already used", pack.id));
-                    } else if let Some(code) = pack.rules.iter().map(|r| r.code.as_str()).find(|c| crate::reasons::is_builtin(c)) {
+                    } else if let Some(code) =
+                        pack.rules.iter().map(|r| r.code.as_str()).find(|c| crate::reasons::is_builtin(c))
+                    {
                         diag(diags, f.span.clone(), "policy-pack", format!("rule code `{code}` is a built-in code"));
                     } else if !problems.is_empty() {
-                        diag(diags, f.span.clone(), "policy-example", format!("pack {}: {}", file.display(), problems.join("; ")));
+                        diag(
+                            diags,
+                            f.span.clone(),
+                            "policy-example",
+                            format!("pack {}: {}", file.display(), problems.join("; ")),
+                        );
                     } else {
                         self.custom_packs.push(pack);
                     }
@@ -701,7 +708,10 @@ impl Policy {
                         diags,
                         id.span.clone(),
                         "policy-loosens",
-                        format!("packs.disable \"{}\" can only loosen; a project policy may only tighten (put this in the user policy instead)", id.value),
+                        format!(
+                            "packs.disable \"{}\" can only loosen; a project policy may only tighten (put this in the user policy instead)",
+                            id.value
+                        ),
                     );
                 } else {
                     self.pack_switches.insert(id.value.clone(), on);

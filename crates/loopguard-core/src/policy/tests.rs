@@ -306,3 +306,59 @@ fn bad_breakers_are_reported_with_positions() {
         ]
     );
 }
+
+#[test]
+fn packs_are_switched_and_added_by_layer() {
+    let first = crate::packs::BUILTIN_PACKS[0].id;
+    let off = layer(LayerKind::User, &format!("[packs]\ndisable = [\"{first}\"]\n")).unwrap();
+    assert!(off.packs().all().iter().any(|(p, on)| p.id == first && !on));
+    // A project policy may not switch a pack off, nor name one that does not exist.
+    let e = layer(LayerKind::Project, &format!("[packs]\ndisable = [\"{first}\"]\n")).unwrap_err();
+    assert_eq!(positions(&e), [("policy-loosens", 2, 12)]);
+    let e = layer(LayerKind::User, "[packs]\nenable = [\"no-such-pack\"]\nlist = 1\n").unwrap_err();
+    assert_eq!(positions(&e), [("policy-value", 2, 11), ("policy-unknown-key", 3, 1)]);
+    // A later layer may switch it back on.
+    let on = Policy::from_layers(&[
+        (LayerKind::User, PathBuf::from("u.toml"), format!("[packs]\ndisable = [\"{first}\"]\n")),
+        (LayerKind::Project, PathBuf::from("p.toml"), format!("[packs]\nenable = [\"{first}\"]\n")),
+    ])
+    .unwrap();
+    assert!(on.packs().all().iter().any(|(p, on)| p.id == first && *on));
+}
+
+#[test]
+fn a_policy_pack_file_is_read_checked_and_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = "id = \"acme\"\nfamily = \"internal\"\ntitle = \"Acme\"\ndescription = \"d\"\nprograms = [\"acmectl\"]\n\
+        [[rules]]\nid = \"wipe\"\nwords = [\"wipe\"]\neffect = \"delete\"\nseverity = \"critical\"\nmessage = \"wipes the tenant\"\n\
+        match = [\"acmectl wipe t1\", \"sudo acmectl wipe --all\", \"acmectl wipe\"]\nnot_match = [\"acmectl ls\", \"acmectl show wipe\", \"wipe\"]\n";
+    std::fs::write(dir.path().join("acme.toml"), pack).unwrap();
+    let policy_path = dir.path().join("policy.toml");
+    let p =
+        Policy::from_layers(&[(LayerKind::Project, policy_path.clone(), "[packs]\nfiles = [\"acme.toml\"]\n".into())])
+            .unwrap();
+    assert!(p.packs().has_code("acme-wipe"));
+    let ws = tempfile::tempdir().unwrap();
+    let call = crate::ToolCall::new("Bash", serde_json::json!({"command": "acmectl wipe t1"}), ws.path());
+    let d = crate::Gate::new(&p).evaluate(&call, &crate::Context::new(ws.path()).with_home(None));
+    assert_eq!(d.verdict(), Verdict::Deny, "{}", d.explain());
+    assert_eq!(d.codes(), ["acme-wipe"]);
+    // A broken example, a missing file or a read-only rule makes the policy invalid.
+    std::fs::write(dir.path().join("bad.toml"), pack.replace("\"acmectl ls\"", "\"acmectl wipe now\"")).unwrap();
+    let e = Policy::from_layers(&[(
+        LayerKind::User,
+        policy_path.clone(),
+        "[packs]\nfiles = [\"bad.toml\", \"none.toml\"]\n".into(),
+    )])
+    .unwrap_err();
+    let codes: Vec<_> = e.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["policy-example", "policy-pack"], "{e}");
+    std::fs::write(
+        dir.path().join("ro.toml"),
+        pack.replace("effect = \"delete\"\nseverity = \"critical\"\n", "level = \"observe\"\n"),
+    )
+    .unwrap();
+    let e =
+        Policy::from_layers(&[(LayerKind::User, policy_path, "[packs]\nfiles = [\"ro.toml\"]\n".into())]).unwrap_err();
+    assert!(e.to_string().contains("built-in packs"), "{e}");
+}

@@ -339,7 +339,10 @@ fn httpie(c: &Command, e: &mut Effects) {
     }
     // Request items (`key=value`, `key:=json`, `field@file`) or a form or raw body make it a POST.
     let items = a.operands.len() > 1 + usize::from(method.is_some());
-    let body = c.args.iter().any(|w| matches!(w.text.as_str(), "-f" | "--form" | "--multipart") || w.text.starts_with("--raw"));
+    let body = c
+        .args
+        .iter()
+        .any(|w| matches!(w.text.as_str(), "-f" | "--form" | "--multipart") || w.text.starts_with("--raw"));
     e.http_method = Some(method.unwrap_or_else(|| if items || body { "POST".into() } else { "GET".into() }));
     if let Some(url) = ops.next() {
         let url = if url.starts_with(':') { format!("localhost{url}") } else { url.to_string() };

@@ -937,13 +937,13 @@ impl Analysis<'_> {
                         _ => Verdict::Allow,
                     };
                     let remedy = r.remedy.clone().unwrap_or_else(|| match verdict {
-                        Verdict::Deny => "leave this to the human, or narrow the command to what the task needs.".into(),
+                        Verdict::Deny => {
+                            "leave this to the human, or narrow the command to what the task needs.".into()
+                        }
                         _ => "a human must confirm this, or narrow the command.".into(),
                     });
-                    self.findings.push(
-                        Finding::new(r.code.clone(), verdict, risk, r.message.clone())
-                            .with_remedy(remedy),
-                    );
+                    self.findings
+                        .push(Finding::new(r.code.clone(), verdict, risk, r.message.clone()).with_remedy(remedy));
                 }
             }
         }
@@ -971,7 +971,9 @@ impl Analysis<'_> {
             "GET" | "HEAD" | "OPTIONS" => {
                 (NETWORK_REMOTE_FETCH, Verdict::Allow, RiskLevel::Medium, "reads from a remote host")
             }
-            "DELETE" => (NETWORK_REMOTE_DELETE, Verdict::Deny, RiskLevel::Critical, "deletes something on a remote host"),
+            "DELETE" => {
+                (NETWORK_REMOTE_DELETE, Verdict::Deny, RiskLevel::Critical, "deletes something on a remote host")
+            }
             _ => (NETWORK_REMOTE_WRITE, Verdict::Ask, RiskLevel::High, "changes something on a remote host"),
         };
         let remedy = match verdict {
@@ -999,7 +1001,14 @@ impl Analysis<'_> {
             self.cwd_known = false;
         }
         if let Some(expanded) = self.alias_call(c) {
-            let r = analyze_at(&expanded, self.cwd(), self.ctx, Knowledge { commands: &[], packs: self.rules.packs }, self.paths, 1);
+            let r = analyze_at(
+                &expanded,
+                self.cwd(),
+                self.ctx,
+                Knowledge { commands: &[], packs: self.rules.packs },
+                self.paths,
+                1,
+            );
             self.absorb(r);
         }
         if c.program == "alias" {
@@ -3008,7 +3017,14 @@ impl Analysis<'_> {
                 if budget == 0 {
                     return hidden.then(|| (String::new(), "too much text to check".to_string()));
                 }
-                let r = analyze_at(suffix, self.cwd(), self.ctx, Knowledge { commands: &[], packs: self.rules.packs }, self.paths, MAX_DEPTH - 3);
+                let r = analyze_at(
+                    suffix,
+                    self.cwd(),
+                    self.ctx,
+                    Knowledge { commands: &[], packs: self.rules.packs },
+                    self.paths,
+                    MAX_DEPTH - 3,
+                );
                 let glob = suffix.contains(['*', '?']);
                 if let Some(f) = r.findings.iter().find(|f| {
                     (f.verdict == Verdict::Deny || (hidden && f.code == SHELL_HIDDEN_CODE))

@@ -55,7 +55,8 @@ fn fetch_urls_are_read_one_way_only() {
     for url in ["https://example.com/", "https://medium.com/@someone/post", "http://example.com:8080/a?b=c#d@e"] {
         assert_eq!(check_fetch_url(url), Ok(None), "{url}");
     }
-    for url in ["http://127.0.0.1.nip.io/", "http://10-0-0-1.sslip.io/", "http://[::ffff:0:7f00:1]/", "http://0x7f.1/"] {
+    for url in ["http://127.0.0.1.nip.io/", "http://10-0-0-1.sslip.io/", "http://[::ffff:0:7f00:1]/", "http://0x7f.1/"]
+    {
         assert!(check_fetch_url(url).unwrap().is_some(), "{url}");
     }
 }
