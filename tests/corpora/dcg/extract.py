@@ -875,6 +875,8 @@ class RustExtractor:
                 return Val("data", [Elem("str", t[1], t[2])])
             if is_id(t, "true") or is_id(t, "false"):
                 return Val("data", [Elem("bool", t[1] == "true", t[2])])
+            if t[0] == "num" and t[1].isdigit():
+                return Val("data", [Elem("num", int(t[1]), t[2])])
             if t[0] == "id":
                 return self.lookup(t[1], env)
             if is_g(t, "["):
@@ -974,8 +976,9 @@ class RustExtractor:
             if name in ARGV_RUNNERS:
                 c = self.argv_cmd(args, env)
                 if c:
+                    c, sub = c
                     cmds += c
-                    src = src or "argv"
+                    src = src or ("argv-" + sub)
                 continue
             if name not in EVALUATORS:
                 continue
@@ -1060,7 +1063,7 @@ class RustExtractor:
         if len(rest) >= 2 and rest[-2].kind == "str" and rest[-2].v in (
             "--config", "--with-packs", "--packs", "--agent", "--cwd", "--heredoc-timeout") :
             return None
-        return [rest[-1]]
+        return [rest[-1]], strs[sub]
 
     # -- binding -------------------------------------------------------------
     def bind(self, pat, val, env):
@@ -1383,6 +1386,10 @@ class RustExtractor:
                     base = "block"
                 if base:
                     exp = base if lit.v else ("allow" if base == "block" else "block")
+            elif lit is not None and lit.kind == "num" and (res.src or "").endswith("argv-test"):
+                # `dcg test <cmd>` exits 0 when allowed, 1 when denied
+                if any("exit" in n or n == "code" for n in xflat):
+                    exp = {0: "allow", 1: "block"}.get(lit.v)
             if exp is None:
                 m = re.search(r"\b(Deny|Denied|Allow|Allowed)\b", ytxt)
                 if m and "::" in ytxt:

@@ -252,8 +252,7 @@ pub fn ops(c: &Command, e: &mut Effects) {
                 _ => level(e, AutonomyLevel::Operate),
             }
         }
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "mongosh" | "mongo" | "cqlsh" | "clickhouse-client"
-        | "duckdb" => db(c, &w, e),
+        _ if is_db_client(p) => db(c, &w, e),
         "redis-cli" | "valkey-cli" | "keydb-cli" => {
             let upper: Vec<String> = w.iter().map(|a| a.to_ascii_uppercase()).collect();
             let stdin = c.stdin_text.as_deref().unwrap_or("").to_ascii_uppercase();
@@ -410,10 +409,34 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
     }
     let sql = sql.or_else(|| c.stdin_text.clone());
     let Some(sql) = sql else {
-        // Interactive or from a file: anything can happen.
+        // Interactive or from a file (the analysis reads a file it can: `sql_file`): anything
+        // can happen.
         e.level = AutonomyLevel::Operate;
         return;
     };
+    sql_text(p, &sql, e);
+}
+
+/// The file a database client reads its SQL from: `-f FILE`, `--file=FILE`, `-i FILE`
+/// (`mongosh`, `sqlcmd`), `.read FILE` is in the SQL itself; `< FILE` is the caller's.
+pub fn sql_file(c: &Command) -> Option<&str> {
+    let w = words(c);
+    w.iter().enumerate().find_map(|(i, a)| match *a {
+        "-f" | "--file" | "-i" | "--input-file" => w.get(i + 1).copied(),
+        _ => a.strip_prefix("--file=").or_else(|| a.strip_prefix("--input-file=")),
+    })
+}
+
+/// Whether a program is a database client whose SQL `db` judges.
+pub fn is_db_client(p: &str) -> bool {
+    matches!(
+        p,
+        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "mongosh" | "mongo" | "cqlsh" | "clickhouse-client" | "duckdb"
+    )
+}
+
+/// SQL (or a Mongo script) a client runs: what it drops, deletes or changes.
+pub fn sql_text(p: &str, sql: &str, e: &mut Effects) {
     let u = sql.to_ascii_uppercase();
     // Functions and dot-commands that reach files, native code or a shell from inside the SQL.
     let lower = sql.to_ascii_lowercase();

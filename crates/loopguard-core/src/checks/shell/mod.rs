@@ -987,6 +987,36 @@ impl Analysis<'_> {
         );
     }
 
+    /// A database client fed SQL from a file (`psql -f drop.sql`, `mysql db < dump.sql`): the
+    /// file is read (1 MiB at most) and its SQL judged like SQL on the command line. The level
+    /// stays `operate` either way: only findings are added.
+    fn sql_from_file(&mut self, c: &Command, e: &mut Effects) {
+        if !effects_ops::is_db_client(&c.program) || c.stdin_text.is_some() {
+            return;
+        }
+        let redirected = c.redirects.iter().find(|r| r.kind == RedirectKind::Read).map(|r| r.target.text.as_str());
+        let Some(file) = effects_ops::sql_file(c).or(redirected) else { return };
+        let Ok(path) = resolve_under(self.cwd(), Path::new(file)) else { return };
+        let known = self.written_text.iter().find(|(p, _)| *p == path).map(|(_, t)| t.clone());
+        let text = known.or_else(|| {
+            use std::io::Read;
+            let mut buf = Vec::new();
+            let f = std::fs::File::open(&path).ok()?;
+            f.take(1 << 20).read_to_end(&mut buf).ok()?;
+            Some(String::from_utf8_lossy(&buf).into_owned())
+        });
+        if let Some(text) = text {
+            let mut from_file = Effects::default();
+            effects_ops::sql_text(&c.program, &text, &mut from_file);
+            for o in from_file.ops {
+                e.ops.push(effects::DestructiveOperation {
+                    message: format!("{} (from `{file}`).", o.message.trim_end_matches('.')),
+                    ..o
+                });
+            }
+        }
+    }
+
     fn command(&mut self, c: &Command) -> Effects {
         if matches!(c.program.as_str(), "cd" | "pushd") {
             self.change_dir(c);
@@ -1033,6 +1063,7 @@ impl Analysis<'_> {
         let branch = || self.current_branch();
         let mut e = effects::of(c, &branch);
         self.apply_packs(c, &mut e);
+        self.sql_from_file(c, &mut e);
         self.required = self.required.max(e.level);
         self.network |= !e.network.is_empty()
             || NETWORK_TOOLS.contains(&c.program.as_str())
