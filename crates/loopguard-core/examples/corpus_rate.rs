@@ -39,7 +39,10 @@ fn main() {
     let normal = args.windows(2).any(|w| w[0] == "--mode" && w[1] == "normal");
     let list = args.iter().any(|a| a == "--list");
     let text = std::fs::read_to_string(file).unwrap();
-    let root = tempfile::tempdir().unwrap();
+    // Not under /tmp: deleting below the system temp directory is allowed unattended, unless the
+    // workspace lives there (as gate_cases does).
+    std::fs::create_dir_all("target").unwrap();
+    let root = tempfile::tempdir_in("target").unwrap();
     let home = root.path().join("home/dev");
     let ws = home.join("work/project");
     std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -76,7 +79,8 @@ fn main() {
                 if block {
                     *by_code.entry(code.clone()).or_default() += 1;
                     if list {
-                        println!("BLOCKED\t{code}\t{pack}\t{source}\t{}", cmd.escape_debug());
+                        let why = d.reasons().first().map_or(String::new(), |r| r.message.clone());
+                        println!("BLOCKED\t{code}\t{pack}\t{source}\t{}\t{why}", cmd.escape_debug());
                     }
                 }
             }

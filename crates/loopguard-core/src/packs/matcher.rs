@@ -6,8 +6,8 @@
 use crate::checks::shell::Command;
 use regex::Regex;
 
-/// Words longer than this in a pattern are refused (patterns are short by nature).
-const MAX_PATTERN: usize = 256;
+/// Patterns longer than this are refused (a word pattern may list many alternatives).
+const MAX_PATTERN: usize = 4096;
 
 /// The operands of a command for one pack: words that are not options, each marked when it
 /// follows an option the pack does not know (it may be that option's value).

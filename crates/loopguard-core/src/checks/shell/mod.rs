@@ -666,8 +666,14 @@ fn analyze_at(
                     || resolve_under(cwd, Path::new(t)).is_ok_and(|q| a.workspace().starts_with(&q))
             };
             match c.program.as_str() {
-                "tar" | "zip" | "7z" | "7za" | "rsync" | "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "cpio"
-                | "scp" => texts.iter().filter(|t| !t.starts_with('-')).any(whole),
+                // Copiers: the last operand is where things go, not what is read.
+                "rsync" | "scp" => {
+                    let ops: Vec<&&str> = texts.iter().filter(|t| !t.starts_with('-')).collect();
+                    ops.iter().take(ops.len().saturating_sub(1)).any(|t| whole(t))
+                }
+                "tar" | "zip" | "7z" | "7za" | "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "cpio" => {
+                    texts.iter().filter(|t| !t.starts_with('-')).any(whole)
+                }
                 "grep" | "egrep" | "rg" | "ag" => {
                     texts.iter().any(|t| t.starts_with('-') && (t.contains('r') || t.contains('R') || t.contains('u')))
                         || c.program == "rg"
