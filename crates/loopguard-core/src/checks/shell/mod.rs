@@ -230,35 +230,12 @@ const BUILD_TOOLS: &[&str] = &[
 /// A plain GET to the developer's own service on loopback at a non-privileged port (`curl
 /// localhost:3000/health`): allowed. Never metadata, link-local or other internal ranges, never
 /// a request that sends data.
-fn local_dev_get(c: &Command, target: &str) -> bool {
+fn local_dev_get(c: &Command, target: &str, method: Option<&str>) -> bool {
     if !matches!(c.program.as_str(), "curl" | "wget" | "http" | "https" | "xh") {
         return false;
     }
-    let sends = c.args.iter().any(|w| {
-        let t = w.text.as_str();
-        let opt = t.split('=').next().unwrap_or(t);
-        matches!(
-            opt,
-            "-d" | "--data"
-                | "--data-raw"
-                | "--data-binary"
-                | "--data-urlencode"
-                | "-F"
-                | "--form"
-                | "-T"
-                | "--upload-file"
-                | "--json"
-                | "--post-data"
-                | "--post-file"
-                | "--body-data"
-                | "--body-file"
-        ) || (matches!(opt, "-X" | "--request" | "--method") && !t.contains("GET"))
-            || (t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && t.contains(['d', 'F', 'T']))
-    }) || c
-        .args
-        .windows(2)
-        .any(|w| matches!(w[0].text.as_str(), "-X" | "--request" | "--method") && w[1].text != "GET");
-    if sends {
+    // The method the client sends, computed from every way of setting it (`-X GET` reads).
+    if !matches!(method, Some("GET" | "HEAD")) {
         return false;
     }
     let url = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
@@ -1139,7 +1116,7 @@ impl Analysis<'_> {
         }
         for t in &e.network {
             if let Some(i) = crate::checks::ssrf::check_target(t)
-                && !local_dev_get(c, t)
+                && !local_dev_get(c, t, e.http_method.as_deref())
             {
                 self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
             }
