@@ -13,18 +13,19 @@ const MAX_PATTERN: usize = 4096;
 /// follows an option the pack does not know (it may be that option's value).
 #[derive(Debug)]
 pub struct Operands<'c> {
-    words: Vec<(&'c str, bool)>,
+    /// (text, may be an unknown option's value, only known at run time)
+    words: Vec<(&'c str, bool, bool)>,
 }
 
 impl<'c> Operands<'c> {
     /// Splits a command's arguments for a pack whose `value_options` take a value.
     pub fn of(c: &'c Command, value_options: &[String]) -> Operands<'c> {
         let mut words = Vec::new();
-        let mut args = c.args.iter().map(|w| w.text.as_str()).peekable();
+        let mut args = c.args.iter().map(|w| (w.text.as_str(), w.dynamic)).peekable();
         let mut after_unknown_option = false;
-        while let Some(t) = args.next() {
+        while let Some((t, dynamic)) = args.next() {
             if t == "--" {
-                words.extend(args.by_ref().map(|w| (w, false)));
+                words.extend(args.by_ref().map(|(w, d)| (w, false, d)));
                 break;
             }
             if t.len() > 1 && t.starts_with('-') {
@@ -38,7 +39,7 @@ impl<'c> Operands<'c> {
                 }
                 continue;
             }
-            words.push((t, after_unknown_option));
+            words.push((t, after_unknown_option, dynamic));
             after_unknown_option = false;
         }
         Operands { words }
@@ -46,7 +47,7 @@ impl<'c> Operands<'c> {
 
     /// The operand texts.
     pub fn texts(&self) -> impl Iterator<Item = &'c str> + '_ {
-        self.words.iter().map(|(w, _)| *w)
+        self.words.iter().map(|(w, _, _)| *w)
     }
 }
 
@@ -183,19 +184,33 @@ impl Shape {
 
     /// Whether a command has this shape.
     pub fn matches(&self, c: &Command, ops: &Operands<'_>) -> bool {
-        if !self.programs.contains(&c.program) || !self.words_match(ops) {
+        self.matches_as(c, ops, false)
+    }
+
+    /// Whether a command could have this shape once the words only known at run time are known:
+    /// a dynamic operand may be any word, a dynamic argument any required flag or argument, and
+    /// the text may be anything (`restic $(echo forget) --prune`, `aws s3 rm $OPTS s3://b`).
+    pub fn could_match(&self, c: &Command, ops: &Operands<'_>) -> bool {
+        c.args.iter().any(|w| w.dynamic) && self.matches_as(c, ops, true)
+    }
+
+    fn matches_as(&self, c: &Command, ops: &Operands<'_>, dynamic: bool) -> bool {
+        if !self.programs.contains(&c.program) || !self.words_match(ops, dynamic) {
             return false;
         }
         let args: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-        if !self.flags.iter().all(|f| f.present(&args))
-            || (!self.any_flags.is_empty() && !self.any_flags.iter().any(|f| f.present(&args)))
+        let any_dynamic = dynamic && c.args.iter().any(|w| w.dynamic);
+        let flag = |f: &FlagPat| f.present(&args) || any_dynamic;
+        let arg = |p: &WordPat| ops.texts().any(|w| p.matches(w)) || any_dynamic;
+        if !self.flags.iter().all(flag)
+            || (!self.any_flags.is_empty() && !self.any_flags.iter().any(flag))
             || self.without.iter().any(|f| f.present(&args))
-            || !self.args.iter().all(|p| ops.texts().any(|w| p.matches(w)))
-            || (!self.any_args.is_empty() && !self.any_args.iter().any(|p| ops.texts().any(|w| p.matches(w))))
+            || !self.args.iter().all(arg)
+            || (!self.any_args.is_empty() && !self.any_args.iter().any(arg))
         {
             return false;
         }
-        if self.text.is_none() && self.not_text.is_none() {
+        if any_dynamic || (self.text.is_none() && self.not_text.is_none()) {
             return true;
         }
         let mut text = args.join(" ");
@@ -209,20 +224,20 @@ impl Shape {
 
     /// The leading operands match `words`, where an operand that may be an unknown option's
     /// value may be skipped (`aws --color on s3 rm`). Linear: one pass over the operands.
-    fn words_match(&self, ops: &Operands<'_>) -> bool {
+    fn words_match(&self, ops: &Operands<'_>, dynamic: bool) -> bool {
         let m = self.words.len();
         if m == 0 {
             return true;
         }
         let mut reach = vec![false; m + 1];
         reach[0] = true;
-        for (w, maybe_value) in &ops.words {
+        for (w, maybe_value, is_dynamic) in &ops.words {
             let mut next = vec![false; m + 1];
             for j in 0..=m {
-                if reach[j] && *maybe_value {
+                if reach[j] && (*maybe_value || (dynamic && *is_dynamic)) {
                     next[j] = true;
                 }
-                if j > 0 && reach[j - 1] && self.words[j - 1].matches(w) {
+                if j > 0 && reach[j - 1] && (self.words[j - 1].matches(w) || (dynamic && *is_dynamic)) {
                     next[j] = true;
                 }
             }

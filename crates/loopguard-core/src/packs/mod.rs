@@ -301,6 +301,11 @@ impl PackRule {
     pub fn matches_command(&self, pack: &Pack, c: &Command) -> bool {
         self.shape.matches(c, &Operands::of(c, &pack.value_options))
     }
+
+    /// Whether this rule could match the command once its run-time words are known.
+    pub fn could_match_command(&self, pack: &Pack, c: &Command) -> bool {
+        self.shape.could_match(c, &Operands::of(c, &pack.value_options))
+    }
 }
 
 fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<PackRule, Vec<String>> {
@@ -446,6 +451,9 @@ pub struct Hit<'a> {
 pub struct Lookup<'a> {
     /// The matching rules, in pack order then rule order.
     pub hits: Vec<Hit<'a>>,
+    /// Rules with an effect that do not match but could, once the command's words that are only
+    /// known at run time are known.
+    pub possible: Vec<Hit<'a>>,
     /// Built-in packs of the command's program that could not be parsed.
     pub broken: Vec<&'a PackError>,
 }
@@ -515,8 +523,12 @@ impl PackSet {
         })
     }
 
-    /// Whether a code belongs to a rule of an enabled pack.
+    /// Whether a pack's own code (`<pack>-<rule>`) belongs to a rule of an enabled pack. Built-in
+    /// reason codes that migrated rules report are not pack codes (and cost no parsing here).
     pub fn has_code(&self, code: &str) -> bool {
+        if crate::reasons::is_builtin(code) {
+            return false;
+        }
         self.entries.iter().enumerate().filter(|(_, (_, on))| *on).any(|(n, (s, _))| {
             let id = match s {
                 Source::Builtin(i) => BUILTIN_PACKS.get(*i).map_or("", |b| b.id),
@@ -535,8 +547,12 @@ impl PackSet {
             match self.pack(n) {
                 Some(Ok(pack)) => {
                     let ops = Operands::of(c, &pack.value_options);
-                    for rule in pack.rules.iter().filter(|r| r.shape.matches(c, &ops)) {
-                        out.hits.push(Hit { pack, rule });
+                    for rule in &pack.rules {
+                        if rule.shape.matches(c, &ops) {
+                            out.hits.push(Hit { pack, rule });
+                        } else if rule.severity.is_some() && rule.shape.could_match(c, &ops) {
+                            out.possible.push(Hit { pack, rule });
+                        }
                     }
                 }
                 Some(Err(e)) => out.broken.push(e),

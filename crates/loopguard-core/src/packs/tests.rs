@@ -147,10 +147,12 @@ fn the_index_only_looks_at_packs_of_the_program() {
 
 #[test]
 fn switches_enable_and_disable_packs() {
-    let id = BUILTIN_PACKS[0].id.to_string();
+    let (pack, rule) =
+        builtin().into_iter().find_map(|p| p.rules.iter().find(|r| r.code.starts_with(&p.id)).map(|r| (p, r))).unwrap();
+    let id = pack.id.clone();
     let off = PackSet::new(Vec::new(), &HashMap::from([(id.clone(), false)]));
     assert!(off.all().iter().any(|(p, on)| p.id == id && !on));
-    let code = &builtin()[0].rules[0].code;
+    let code = &rule.code;
     assert!(!off.has_code(code));
     let on = PackSet::new(Vec::new(), &HashMap::from([(id.clone(), true)]));
     assert!(on.has_code(code));
@@ -168,4 +170,21 @@ fn docs_packs_md_is_generated_from_the_pack_files() {
         have == want,
         "docs/packs.md is stale: run `LOOPGUARD_BLESS=1 cargo test -p loopguard-core packs` and commit it"
     );
+}
+
+#[test]
+fn words_only_known_at_run_time_could_match() {
+    let p = one("words = [\"forget\"]\nflags = [\"--prune\"]");
+    let could = |line: &str| {
+        let cmds =
+            crate::checks::shell::commands(&crate::checks::shell::split_with_home(line, None).unwrap(), None).unwrap();
+        let c = cmds.iter().find(|c| c.program == "tool").unwrap();
+        p.rules[0].could_match_command(&p, c)
+    };
+    assert!(could("tool \"$(cat sub.txt)\" --prune"));
+    assert!(could("tool forget $FLAGS"));
+    assert!(could("tool $SUB $FLAGS"));
+    assert!(!could("tool snapshots $FLAGS"));
+    assert!(!could("tool forget --prune"), "literal commands match or not; nothing is possible");
+    assert!(!could("tool forget --dry-run"), "no run-time words");
 }

@@ -431,7 +431,16 @@ pub fn sql_file(c: &Command) -> Option<&str> {
 pub fn is_db_client(p: &str) -> bool {
     matches!(
         p,
-        "psql" | "mysql" | "mariadb" | "sqlite3" | "sqlcmd" | "mongosh" | "mongo" | "cqlsh" | "clickhouse-client" | "duckdb"
+        "psql"
+            | "mysql"
+            | "mariadb"
+            | "sqlite3"
+            | "sqlcmd"
+            | "mongosh"
+            | "mongo"
+            | "cqlsh"
+            | "clickhouse-client"
+            | "duckdb"
     )
 }
 

@@ -930,6 +930,18 @@ impl Analysis<'_> {
                 }
             }
         }
+        // A destructive shape hidden behind words only known at run time.
+        if !found.hits.iter().any(|h| h.rule.severity.is_some())
+            && let Some(h) = found.possible.first()
+        {
+            self.dynamic(
+                format!(
+                    "`{}` gets words only known at run time, and with some of them it would be `{}`: {}",
+                    c.program, h.rule.code, h.rule.message
+                ),
+                "write the subcommand and its options literally, so the gate can decide.",
+            );
+        }
         // An effect raised the level over an `observe` rule: the effect wins.
         if found.hits.iter().any(|h| h.rule.severity.is_some()) {
             for h in &found.hits {
