@@ -593,6 +593,12 @@ fn rsync(c: &Command, e: &mut Effects) {
             long: &["--rsh", "--exclude", "--include", "--filter", "--chmod", "--chown", "--rsync-path"],
         },
     );
+    let dry_run = c.args.iter().any(|w| {
+        let t = w.text.as_str();
+        t == "--dry-run" || (t.starts_with('-') && !t.starts_with("--") && t.contains('n'))
+    });
+    let deletes_extra = !dry_run && a.opts.iter().any(|o| o.name.starts_with("--delete") || o.name == "--del");
+    let removes_sources = !dry_run && a.opts.iter().any(|o| o.name == "--remove-source-files");
     let ops = a.operands.clone();
     if let Some((dest, srcs)) = ops.split_last() {
         for s in srcs {
@@ -600,13 +606,26 @@ fn rsync(c: &Command, e: &mut Effects) {
                 e.network.push(s.text.clone());
             } else {
                 e.read(s);
+                if removes_sources {
+                    e.delete(s, Some(DESTRUCTIVE_RSYNC_DELETE));
+                }
             }
         }
         if dest.text.contains(':') && !dest.text.starts_with('/') {
             e.network.push(dest.text.clone());
+            if deletes_extra {
+                e.op(
+                    DESTRUCTIVE_RSYNC_DELETE,
+                    RiskLevel::High,
+                    format!(
+                        "`rsync --delete` to `{}` deletes the files there that the source does not have.",
+                        dest.text
+                    ),
+                );
+            }
         } else {
             e.write(dest);
-            if a.opts.iter().any(|o| o.name.starts_with("--delete") || o.name == "--remove-source-files") {
+            if deletes_extra {
                 e.delete(dest, Some(DESTRUCTIVE_RSYNC_DELETE));
             }
         }

@@ -50,6 +50,14 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
                     RiskLevel::High,
                     "`git branch -D` deletes a branch even if its commits are not merged anywhere.",
                 );
+            } else if (short_flag(&rest, 'f') || has(&rest, &["--force"])) && rest.iter().any(|a| !a.starts_with('-')) {
+                // `git branch -f NAME [START]` moves an existing branch: its commits that nothing
+                // else reaches are left to the reflog.
+                e.op(
+                    DESTRUCTIVE_GIT_BRANCH_DELETE,
+                    RiskLevel::High,
+                    "`git branch -f` moves an existing branch, dropping its commits that no other branch has.",
+                );
             } else if rest.iter().all(|a| a.starts_with('-')) {
                 observe(e);
             }

@@ -463,6 +463,8 @@ pub(crate) fn known_program(p: &str) -> bool {
                 | "python3"
                 | "python"
         )
+        // Programs a built-in pack knows (`npx prisma migrate reset`, `op run -- restic forget`).
+        || crate::packs::BUILTIN_PACKS.iter().any(|b| b.programs.contains(&p))
 }
 
 /// Whether a command needs no network: an offline program, or local git.

@@ -188,8 +188,14 @@ fn git_long_option(t: &str) -> String {
     }
 }
 
+/// A program's base name: after the last `/`, without a Windows `.exe` (under WSL `git.exe` is
+/// the Windows git, and it resets the same files).
 fn basename(s: &str) -> &str {
-    s.rsplit('/').next().unwrap_or(s)
+    let b = s.rsplit('/').next().unwrap_or(s);
+    match b.len().checked_sub(4).filter(|&i| b.is_char_boundary(i)) {
+        Some(i) if i > 0 && b[i..].eq_ignore_ascii_case(".exe") => &b[..i],
+        _ => b,
+    }
 }
 
 fn is_assignment(w: &Word) -> bool {
@@ -226,6 +232,8 @@ const ARGV_RUNNERS: &[&str] = &[
     "eatmydata",
     "direnv",
     "op",
+    "doppler",
+    "infisical",
     "aws-vault",
     "xvfb-run",
     "cpulimit",
@@ -764,7 +772,10 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
         cmd.args.iter().position(|a| a.text == "--").map(|k| k + 1).or_else(|| {
             cmd.args.iter().position(|a| {
                 !a.text.starts_with('-')
-                    && (is_code_program(&a.text) || super::known_program(basename(&a.text)) || a.text.contains('/'))
+                    && (is_code_program(&a.text)
+                        || super::known_program(basename(&a.text))
+                        // A path names a program; a URI (`op://vault/item`) does not.
+                        || (a.text.contains('/') && !a.text.contains("://")))
             })
         })
     } else {
