@@ -489,6 +489,23 @@ fn offline_command(c: &Command) -> bool {
     OFFLINE_PROGRAMS.contains(&c.program.as_str())
 }
 
+/// A command that only asks for help or the version (`fly --version`, `gh help pr`,
+/// `kubectl delete --help`): CLIs print and exit. `help` counts only as the first word (a trailing
+/// `help` may be a name: `kubectl delete pod help`), `-h`/`-v` only alone (elsewhere they often
+/// mean a host or verbose), `--help` only last with no other option.
+fn asks_for_help(c: &Command) -> bool {
+    let args: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    if c.args.iter().any(|w| w.dynamic) || c.stdin_text.is_some() {
+        return false;
+    }
+    match args.as_slice() {
+        [one] => matches!(*one, "--help" | "-h" | "--version" | "-V" | "-v" | "version" | "help"),
+        ["help", ..] => true,
+        [rest @ .., "--help"] => rest.len() <= 4 && rest.iter().all(|a| !a.starts_with('-')),
+        _ => false,
+    }
+}
+
 /// Whether a `[[commands]]` rule matches any command of a command line.
 pub fn rule_matches_command_line(rule: &CommandRule, cmd: &str) -> Result<bool, ShellError> {
     let cmds = commands(&split(cmd)?, None)?;
@@ -891,6 +908,10 @@ impl Analysis<'_> {
     /// needs. The first matching rule that only sets a level decides it (`observe`: the command
     /// only reads); rules with an effect add findings and raise the level.
     fn apply_packs(&mut self, c: &Command, e: &mut Effects) {
+        if asks_for_help(c) && !self.rules.packs.lookup(c).hits.is_empty() {
+            e.level = AutonomyLevel::Observe;
+            return;
+        }
         let found = self.rules.packs.lookup(c);
         for broken in &found.broken {
             self.findings.push(
