@@ -59,8 +59,8 @@ fn main() {
     let mut by_code: std::collections::BTreeMap<String, usize> = Default::default();
     for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
         let cols: Vec<&str> = line.splitn(4, '\t').collect();
-        let [expect, pack, source, cmd] = cols[..] else { continue };
-        let cmd = unescape(cmd);
+        let [expect, pack, source, raw] = cols[..] else { continue };
+        let cmd = unescape(raw);
         let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }), &ws);
         let d = gate.evaluate(&call, &ctx);
         let block = d.verdict() != Verdict::Allow;
@@ -70,7 +70,7 @@ fn main() {
                 block_rows += 1;
                 blocked += usize::from(block);
                 if !block && list {
-                    println!("MISSED\t{pack}\t{source}\t{}", cmd.escape_debug());
+                    println!("MISSED\t{pack}\t{source}\t{raw}");
                 }
             }
             "allow" => {
@@ -80,7 +80,7 @@ fn main() {
                     *by_code.entry(code.clone()).or_default() += 1;
                     if list {
                         let why = d.reasons().first().map_or(String::new(), |r| r.message.clone());
-                        println!("BLOCKED\t{code}\t{pack}\t{source}\t{}\t{why}", cmd.escape_debug());
+                        println!("BLOCKED\t{code}\t{pack}\t{source}\t{raw}\t{}", why.replace('\n', " "));
                     }
                 }
             }

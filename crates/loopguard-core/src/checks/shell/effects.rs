@@ -623,6 +623,9 @@ fn rsync(c: &Command, e: &mut Effects) {
                     ),
                 );
             }
+        } else if dry_run {
+            // `rsync -n`: lists what it would do, writes nothing.
+            e.level = AutonomyLevel::Observe;
         } else {
             e.write(dest);
             if deletes_extra {

@@ -1901,7 +1901,10 @@ pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
 }
 
 fn channel(c: &Command, assigns: &[String]) -> Option<String> {
-    for a in assigns {
+    // Builtins that start nothing cannot be steered by the environment (`GIT_DIR=… echo …`).
+    let starts_nothing =
+        matches!(c.program.as_str(), "echo" | "printf" | "true" | "false" | ":" | "test" | "[" | "pwd");
+    for a in assigns.iter().filter(|_| !starts_nothing) {
         if let Some(name) = code_env(a) {
             return Some(format!("`{name}` in the environment makes a program run code the analysis cannot see"));
         }
@@ -2222,7 +2225,34 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
             why("writes or reads a history file")
         }
         "rustup" if texts.windows(2).any(|w| w == ["toolchain", "link"]) => why("links a toolchain from elsewhere"),
-        "httpd" | "lighttpd" | "nginx" | "caddy" | "miniserve" | "darkhttpd" => why("serves files over the network"),
+        // Testing the configuration, printing the version or signalling the running master
+        // serves nothing (`nginx -t`, `nginx -s reload`, `caddy validate`).
+        "httpd" | "lighttpd" | "nginx" | "caddy" | "miniserve" | "darkhttpd"
+            if !texts.iter().any(|t| {
+                matches!(
+                    *t,
+                    "-t" | "-T"
+                        | "-v"
+                        | "-V"
+                        | "-h"
+                        | "-?"
+                        | "-s"
+                        | "--version"
+                        | "--help"
+                        | "version"
+                        | "validate"
+                        | "fmt"
+                        | "adapt"
+                        | "stop"
+                        | "reload"
+                        | "list-modules"
+                        | "environ"
+                        | "configtest"
+                )
+            }) =>
+        {
+            why("serves files over the network")
+        }
         "xterm" | "urxvt" if texts.contains(&"-display") => why("opens a terminal on another display"),
         "gh" if texts
             .windows(2)
