@@ -285,16 +285,9 @@ impl Policy {
         for (_, path, text) in &all {
             policy.check_examples(path, text, &mut diags);
         }
-        for e in crate::packs::builtin_errors() {
-            diags.push(Diagnostic {
-                file: PathBuf::from("<built-in packs>"),
-                span: 0..0,
-                line: 1,
-                col: 1,
-                code: "policy-pack",
-                message: e.to_string(),
-            });
-        }
+        // Built-in packs are parsed when a command first needs them, not here (a hook call parses
+        // only its programs' packs); one that fails to parse denies those commands
+        // (`Analysis::apply_packs`), and the tests forbid it.
         policy.packs = crate::packs::PackSet::new(std::mem::take(&mut policy.custom_packs), &policy.pack_switches);
         if diags.is_empty() {
             Ok(policy)
@@ -399,7 +392,13 @@ impl Policy {
             }
         }
         for (code, verdict) in layer.rules {
-            let current = self.rules.get(&code.value).copied().unwrap_or(Verdict::Allow);
+            // A code no layer set yet decides by its finding, which may be a deny: a project
+            // policy may then only set `deny`.
+            let current = self.rules.get(&code.value).copied().unwrap_or(if tighten_only {
+                Verdict::Deny
+            } else {
+                Verdict::Allow
+            });
             if tighten_only && verdict.value < current {
                 loosens(
                     code.span,

@@ -362,3 +362,24 @@ fn a_policy_pack_file_is_read_checked_and_applied() {
         Policy::from_layers(&[(LayerKind::User, policy_path, "[packs]\nfiles = [\"ro.toml\"]\n".into())]).unwrap_err();
     assert!(e.to_string().contains("built-in packs"), "{e}");
 }
+
+#[test]
+fn a_project_policy_cannot_switch_off_a_rule_that_decides_by_its_finding() {
+    // Not set by the built-in policy: the finding's own decision (often deny) applies, so a
+    // project may only make it `deny`.
+    for loosen in ["allow", "ask"] {
+        let e = layer(LayerKind::Project, &format!("[rules]\ndestructive-infra = \"{loosen}\"\n")).unwrap_err();
+        assert_eq!(positions(&e), [("policy-loosens", 2, 1)], "{loosen}");
+        let pack_code = crate::packs::builtin()
+            .into_iter()
+            .flat_map(|p| p.rules.iter().map(|r| r.code.clone()).collect::<Vec<_>>())
+            .find(|c| !crate::reasons::is_builtin(c))
+            .unwrap();
+        let e = layer(LayerKind::Project, &format!("[rules]\n{pack_code} = \"{loosen}\"\n")).unwrap_err();
+        assert_eq!(positions(&e), [("policy-loosens", 2, 1)], "{pack_code} {loosen}");
+    }
+    let p = layer(LayerKind::Project, "[rules]\ndestructive-infra = \"deny\"\n").unwrap();
+    assert_eq!(p.rule_verdict("destructive-infra"), Some(Verdict::Deny));
+    // The user's own policy may.
+    assert!(layer(LayerKind::User, "[rules]\ndestructive-infra = \"allow\"\n").is_ok());
+}

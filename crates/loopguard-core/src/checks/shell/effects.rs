@@ -477,7 +477,9 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         "rsync" => rsync(c, &mut e),
         "git" => super::effects_git::git(c, &mut e, current_branch),
         "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "telnet" | "ftp" | "http"
-        | "https" | "xh" | "xhs" => super::effects_net::net(c, &mut e),
+        | "https" | "xh" | "xhs" | "lwp-request" | "GET" | "HEAD" | "POST" | "PUT" | "DELETE" => {
+            super::effects_net::net(c, &mut e)
+        }
         "env" | "printenv" | "echo" | "printf" => secret_vars(c, &mut e),
         "alias" => {
             // `alias ls='rm -rf /'`: whatever later uses the name runs the value.

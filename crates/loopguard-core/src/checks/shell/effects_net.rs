@@ -16,8 +16,24 @@ pub fn net(c: &Command, e: &mut Effects) {
         "ssh" => ssh(c, e),
         "scp" | "sftp" => scp(c, e),
         "http" | "https" | "xh" | "xhs" => httpie(c, e),
+        "lwp-request" | "GET" | "HEAD" | "POST" | "PUT" | "DELETE" => lwp(c, e),
         _ => {}
     }
+}
+
+/// libwww-perl's `lwp-request` and its aliases `GET`, `POST`, `PUT`, `DELETE`, `HEAD`: the
+/// method is the program name or `-m METHOD`; a body is read from stdin for POST and PUT.
+fn lwp(c: &Command, e: &mut Effects) {
+    let a = parse(&c.args, Spec { short: "mbtiacpPHCo", long: &[] });
+    let method = match c.program.as_str() {
+        "lwp-request" => a.values(&["-m"]).last().map_or("GET".to_string(), |m| m.to_ascii_uppercase()),
+        m => m.to_string(),
+    };
+    e.level = AutonomyLevel::Observe;
+    e.http_method = Some(method);
+    // URLs only: `DELETE FROM users;` typed into a shell is SQL, not a request (the SQL pack's).
+    e.network
+        .extend(a.operands.iter().filter(|w| w.text.contains("://") || w.text.contains('.')).map(|w| w.text.clone()));
 }
 
 fn upload(e: &mut Effects, file: &str, how: &str) {

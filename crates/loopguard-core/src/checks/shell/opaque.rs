@@ -2226,29 +2226,28 @@ fn channel(c: &Command, assigns: &[String]) -> Option<String> {
         }
         "rustup" if texts.windows(2).any(|w| w == ["toolchain", "link"]) => why("links a toolchain from elsewhere"),
         // Testing the configuration, printing the version or signalling the running master
-        // serves nothing (`nginx -t`, `nginx -s reload`, `caddy validate`).
+        // serves nothing (`nginx -t`, `nginx -s reload`, `caddy validate`); the flags differ per
+        // server (busybox `httpd -h DIR` serves DIR, `-v` is verbose there).
         "httpd" | "lighttpd" | "nginx" | "caddy" | "miniserve" | "darkhttpd"
             if !texts.iter().any(|t| {
-                matches!(
-                    *t,
-                    "-t" | "-T"
-                        | "-v"
-                        | "-V"
-                        | "-h"
-                        | "-?"
-                        | "-s"
-                        | "--version"
-                        | "--help"
-                        | "version"
-                        | "validate"
-                        | "fmt"
-                        | "adapt"
-                        | "stop"
-                        | "reload"
-                        | "list-modules"
-                        | "environ"
-                        | "configtest"
-                )
+                let only: &[&str] = match p {
+                    "nginx" => &["-t", "-T", "-v", "-V", "-h", "-?", "-s"],
+                    "httpd" => &["-t", "-V", "-M", "-S", "configtest"],
+                    "lighttpd" => &["-t", "-tt", "-v", "-V"],
+                    "caddy" => &[
+                        "version",
+                        "validate",
+                        "fmt",
+                        "adapt",
+                        "stop",
+                        "reload",
+                        "list-modules",
+                        "environ",
+                        "--version",
+                    ],
+                    _ => &["--version", "-V"],
+                };
+                only.contains(t)
             }) =>
         {
             why("serves files over the network")
