@@ -463,8 +463,9 @@ pub(crate) fn known_program(p: &str) -> bool {
                 | "python3"
                 | "python"
         )
-        // Programs a built-in pack knows (`npx prisma migrate reset`, `op run -- restic forget`).
-        || crate::packs::BUILTIN_PACKS.iter().any(|b| b.programs.contains(&p))
+        // Programs a built-in pack knows (`npx prisma migrate reset`, `op run -- restic forget`);
+        // not the SQL words of `sql-in-shell` (`poetry update` runs no program called update).
+        || crate::packs::BUILTIN_PACKS.iter().any(|b| b.id != "sql-in-shell" && b.programs.contains(&p))
 }
 
 /// Whether a command needs no network: an offline program, or local git.
