@@ -15,6 +15,10 @@ const MAX_PATTERN: usize = 4096;
 pub struct Operands<'c> {
     /// (text, may be an unknown option's value, only known at run time)
     words: Vec<(&'c str, bool, bool)>,
+    /// Every argument's text.
+    args: Vec<&'c str>,
+    /// The arguments joined, then the stdin text: built on first use by a `text` rule.
+    text: std::cell::OnceCell<String>,
 }
 
 impl<'c> Operands<'c> {
@@ -42,7 +46,7 @@ impl<'c> Operands<'c> {
             words.push((t, after_unknown_option, dynamic));
             after_unknown_option = false;
         }
-        Operands { words }
+        Operands { words, args: c.args.iter().map(|w| w.text.as_str()).collect(), text: std::cell::OnceCell::new() }
     }
 
     /// The operand texts.
@@ -198,13 +202,13 @@ impl Shape {
         if !self.programs.contains(&c.program) || !self.words_match(ops, dynamic) {
             return false;
         }
-        let args: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        let args = ops.args.as_slice();
         let any_dynamic = dynamic && c.args.iter().any(|w| w.dynamic);
-        let flag = |f: &FlagPat| f.present(&args) || any_dynamic;
+        let flag = |f: &FlagPat| f.present(args) || any_dynamic;
         let arg = |p: &WordPat| ops.texts().any(|w| p.matches(w)) || any_dynamic;
         if !self.flags.iter().all(flag)
             || (!self.any_flags.is_empty() && !self.any_flags.iter().any(flag))
-            || self.without.iter().any(|f| f.present(&args))
+            || self.without.iter().any(|f| f.present(args))
             || !self.args.iter().all(arg)
             || (!self.any_args.is_empty() && !self.any_args.iter().any(arg))
         {
@@ -213,13 +217,15 @@ impl Shape {
         if any_dynamic || (self.text.is_none() && self.not_text.is_none()) {
             return true;
         }
-        let mut text = args.join(" ");
-        if let Some(s) = &c.stdin_text {
-            text.push('\n');
-            text.push_str(s);
-        }
-        self.text.as_ref().is_none_or(|r| r.is_match(&text))
-            && !self.not_text.as_ref().is_some_and(|r| r.is_match(&text))
+        let text = ops.text.get_or_init(|| {
+            let mut text = args.join(" ");
+            if let Some(s) = &c.stdin_text {
+                text.push('\n');
+                text.push_str(s);
+            }
+            text
+        });
+        self.text.as_ref().is_none_or(|r| r.is_match(text)) && !self.not_text.as_ref().is_some_and(|r| r.is_match(text))
     }
 
     /// The leading operands match `words`, where an operand that may be an unknown option's
@@ -229,10 +235,11 @@ impl Shape {
         if m == 0 {
             return true;
         }
-        let mut reach = vec![false; m + 1];
+        // At most 8 words (checked at load): the states fit on the stack.
+        let mut reach = [false; 9];
         reach[0] = true;
         for (w, maybe_value, is_dynamic) in &ops.words {
-            let mut next = vec![false; m + 1];
+            let mut next = [false; 9];
             for j in 0..=m {
                 if reach[j] && (*maybe_value || (dynamic && *is_dynamic)) {
                     next[j] = true;
@@ -244,7 +251,7 @@ impl Shape {
             if next[m] {
                 return true;
             }
-            if !next.iter().any(|r| *r) {
+            if !next[..=m].iter().any(|r| *r) {
                 return false;
             }
             reach = next;

@@ -909,11 +909,14 @@ impl Analysis<'_> {
     /// needs. The first matching rule that only sets a level decides it (`observe`: the command
     /// only reads); rules with an effect add findings and raise the level.
     fn apply_packs(&mut self, c: &Command, e: &mut Effects) {
-        if asks_for_help(c) && !self.rules.packs.lookup(c).hits.is_empty() {
+        let found = self.rules.packs.lookup(c);
+        if found.hits.is_empty() && found.possible.is_empty() && found.broken.is_empty() {
+            return;
+        }
+        if asks_for_help(c) && !found.hits.is_empty() {
             e.level = AutonomyLevel::Observe;
             return;
         }
-        let found = self.rules.packs.lookup(c);
         for broken in &found.broken {
             self.findings.push(
                 Finding::new(
