@@ -17,26 +17,35 @@ pub struct Operands<'c> {
     words: Vec<(&'c str, bool, bool)>,
     /// Every argument's text.
     args: Vec<&'c str>,
+    /// For each argument: it is the value of an option the pack knows takes one.
+    consumed: Vec<bool>,
     /// The arguments joined, then the stdin text: built on first use by a `text` rule.
     text: std::cell::OnceCell<String>,
+    /// The command's structure for `not_text`: the arguments joined without the values of known
+    /// value options, an argument holding white space replaced by `…` (an exemption never reads
+    /// free text: `--exclude ' help'` must not look like help).
+    structure: std::cell::OnceCell<String>,
 }
 
 impl<'c> Operands<'c> {
     /// Splits a command's arguments for a pack whose `value_options` take a value.
     pub fn of(c: &'c Command, value_options: &[String]) -> Operands<'c> {
         let mut words = Vec::new();
-        let mut args = c.args.iter().map(|w| (w.text.as_str(), w.dynamic)).peekable();
+        let mut consumed = vec![false; c.args.len()];
+        let mut args = c.args.iter().map(|w| (w.text.as_str(), w.dynamic)).enumerate().peekable();
         let mut after_unknown_option = false;
-        while let Some((t, dynamic)) = args.next() {
+        while let Some((_, (t, dynamic))) = args.next() {
             if t == "--" {
-                words.extend(args.by_ref().map(|(w, d)| (w, false, d)));
+                words.extend(args.by_ref().map(|(_, (w, d))| (w, false, d)));
                 break;
             }
             if t.len() > 1 && t.starts_with('-') {
                 let name = t.split('=').next().unwrap_or(t);
                 let known = value_options.iter().any(|o| o == name);
                 if known && !t.contains('=') {
-                    args.next();
+                    if let Some((k, _)) = args.next() {
+                        consumed[k] = true;
+                    }
                     after_unknown_option = false;
                 } else {
                     after_unknown_option = !t.contains('=') && !known;
@@ -46,7 +55,13 @@ impl<'c> Operands<'c> {
             words.push((t, after_unknown_option, dynamic));
             after_unknown_option = false;
         }
-        Operands { words, args: c.args.iter().map(|w| w.text.as_str()).collect(), text: std::cell::OnceCell::new() }
+        Operands {
+            words,
+            args: c.args.iter().map(|w| w.text.as_str()).collect(),
+            consumed,
+            text: std::cell::OnceCell::new(),
+            structure: std::cell::OnceCell::new(),
+        }
     }
 
     /// The operand texts.
@@ -103,30 +118,103 @@ impl FlagPat {
         }
     }
 
-    fn present(&self, args: &[&str]) -> bool {
+    /// Whether the flag is present among the options (values of options the pack knows are
+    /// not options).
+    fn present(&self, args: &[&str], consumed: &[bool]) -> bool {
         let opts = || {
-            args.iter().enumerate().take_while(|(_, a)| **a != "--").filter(|(_, a)| a.len() > 1 && a.starts_with('-'))
+            args.iter()
+                .enumerate()
+                .take_while(|(_, a)| **a != "--")
+                .filter(|(i, a)| a.len() > 1 && a.starts_with('-') && !consumed.get(*i).copied().unwrap_or(false))
         };
         match self {
             FlagPat::Letter(c) => opts().any(|(_, o)| !o.starts_with("--") && o[1..].contains(*c)),
             FlagPat::Long(name) => {
                 opts().any(|(_, o)| *o == name || o.strip_prefix(name.as_str()).is_some_and(|r| r.starts_with('=')))
             }
-            FlagPat::Value(name, want) => opts().any(|(i, o)| {
-                let value = if *o == name {
-                    args.get(i + 1).copied()
-                } else if let Some(rest) = o.strip_prefix(name.as_str()) {
-                    match rest.strip_prefix('=') {
-                        Some(v) => Some(v),
-                        // `-XDELETE`: a short option's value attached.
-                        None if !name.starts_with("--") && !rest.is_empty() => Some(rest),
-                        None => None,
-                    }
+            FlagPat::Value(name, want) => {
+                opts().any(|(i, o)| self.value_at(args, i, o, name).is_some_and(|v| glob(want, &v)))
+            }
+        }
+    }
+
+    /// The value an occurrence of option `name` at `i` carries, lower-cased.
+    fn value_at(&self, args: &[&str], i: usize, o: &str, name: &str) -> Option<String> {
+        let v = if o == name {
+            args.get(i + 1).copied()
+        } else if let Some(rest) = o.strip_prefix(name) {
+            match rest.strip_prefix('=') {
+                Some(v) => Some(v),
+                // `-XDELETE`: a short option's value attached.
+                None if !name.starts_with("--") && !rest.is_empty() => Some(rest),
+                None => None,
+            }
+        } else if let Some(letter) = name.strip_prefix('-').filter(|l| l.len() == 1 && !o.starts_with("--")) {
+            // Inside a cluster of flags: `-iXDELETE`, `-iX DELETE`.
+            let body = &o[1..];
+            body.find(letter).filter(|&k| body[..k].chars().all(|ch| ch.is_ascii_alphabetic())).map(|k| {
+                let rest = &body[k + 1..];
+                if rest.is_empty() {
+                    args.get(i + 1).copied().unwrap_or("")
                 } else {
-                    None
-                };
-                value.is_some_and(|v| glob(want, &v.to_ascii_lowercase()))
+                    rest.strip_prefix('=').unwrap_or(rest)
+                }
+            })
+        } else {
+            None
+        };
+        v.map(str::to_ascii_lowercase)
+    }
+
+    /// Whether the flag exempts a command (`without`): strictly. The last occurrence decides
+    /// (`--dry-run --dry-run=none` runs for real), a false value does not count
+    /// (`--dry-run=false`), a letter counts only in a plain cluster of letters (`-n`, not
+    /// `-uroot`), and a token right after an option that may take it as its value does not
+    /// count (`--keep-tag --dry-run`: the tag is "--dry-run").
+    fn exempts(&self, args: &[&str], consumed: &[bool], booleans: &[&FlagPat]) -> bool {
+        let end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        // A flag the rule itself names (`--recursive`, `-d`) takes no value.
+        let boolean = |prev: &str| {
+            booleans.iter().any(|f| match f {
+                FlagPat::Long(n) => prev == n,
+                FlagPat::Letter(_) => !prev.starts_with("--") && prev[1..].chars().all(|ch| ch.is_ascii_alphabetic()),
+                FlagPat::Value(..) => false,
+            })
+        };
+        let may_be_value = |i: usize| {
+            i > 0 && {
+                let prev = args[i - 1];
+                prev.len() > 1
+                    && prev.starts_with('-')
+                    && !prev[1..].bytes().all(|b| b.is_ascii_digit())
+                    && !prev.contains('=')
+                    && !consumed[i - 1]
+                    && !boolean(prev)
+            }
+        };
+        let candidates = (0..end).filter(|&i| {
+            let a = args[i];
+            a.len() > 1 && a.starts_with('-') && !consumed[i] && !may_be_value(i)
+        });
+        let falsy = |v: &str| matches!(v, "false" | "0" | "no" | "off" | "none" | "never");
+        match self {
+            FlagPat::Letter(c) => candidates.into_iter().any(|i| {
+                let a = args[i];
+                !a.starts_with("--") && a[1..].chars().all(|ch| ch.is_ascii_alphabetic()) && a[1..].contains(*c)
             }),
+            FlagPat::Long(name) => {
+                let last = (0..end).rev().find(|&i| {
+                    args[i] == name || args[i].strip_prefix(name.as_str()).is_some_and(|r| r.starts_with('='))
+                });
+                last.is_some_and(|i| {
+                    candidates.clone().any(|k| k == i)
+                        && args[i].split_once('=').is_none_or(|(_, v)| !falsy(&v.to_ascii_lowercase()))
+                })
+            }
+            FlagPat::Value(name, want) => {
+                let last = (0..end).rev().find_map(|i| self.value_at(args, i, args[i], name).map(|v| (i, v)));
+                last.is_some_and(|(i, v)| candidates.clone().any(|k| k == i) && glob(want, &v))
+            }
         }
     }
 }
@@ -143,6 +231,19 @@ pub struct Shape {
     any_args: Vec<WordPat>,
     text: Option<Regex>,
     not_text: Option<Regex>,
+    /// Operands that may be an unknown option's value are words, never skipped (rules that mark a
+    /// command read-only must not reach their word by skipping one: with `--x get apply`, the
+    /// read word `get` must be where it stands). The packs list their tools' value options.
+    pub(crate) strict_words: bool,
+}
+
+/// How operands that may be an unknown option's value are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Maybe {
+    /// Either way.
+    Skippable,
+    /// As words.
+    Words,
 }
 
 impl Shape {
@@ -183,6 +284,7 @@ impl Shape {
             any_args: words_of(any_args)?,
             text: regex(text)?,
             not_text: regex(not_text)?,
+            strict_words: false,
         })
     }
 
@@ -199,16 +301,29 @@ impl Shape {
     }
 
     fn matches_as(&self, c: &Command, ops: &Operands<'_>, dynamic: bool) -> bool {
-        if !self.programs.contains(&c.program) || !self.words_match(ops, dynamic) {
+        // Exact, or in any case for a name written with capitals (`KUBECTL` where file names
+        // ignore case); `truncate` is not `TRUNCATE`.
+        let upper = c.program.bytes().any(|b| b.is_ascii_uppercase());
+        if !self.programs.iter().any(|p| *p == c.program || (upper && p.eq_ignore_ascii_case(&c.program))) {
+            return false;
+        }
+        let words = if self.strict_words {
+            self.words_match(ops, dynamic, Maybe::Words)
+        } else {
+            self.words_match(ops, dynamic, Maybe::Skippable)
+        };
+        if !words {
             return false;
         }
         let args = ops.args.as_slice();
         let any_dynamic = dynamic && c.args.iter().any(|w| w.dynamic);
-        let flag = |f: &FlagPat| f.present(args) || any_dynamic;
+        let consumed = ops.consumed.as_slice();
+        let booleans: Vec<&FlagPat> = self.flags.iter().chain(&self.any_flags).collect();
+        let flag = |f: &FlagPat| f.present(args, consumed) || any_dynamic;
         let arg = |p: &WordPat| ops.texts().any(|w| p.matches(w)) || any_dynamic;
         if !self.flags.iter().all(flag)
             || (!self.any_flags.is_empty() && !self.any_flags.iter().any(flag))
-            || self.without.iter().any(|f| f.present(args))
+            || self.without.iter().any(|f| f.exempts(args, consumed, &booleans))
             || !self.args.iter().all(arg)
             || (!self.any_args.is_empty() && !self.any_args.iter().any(arg))
         {
@@ -225,12 +340,29 @@ impl Shape {
             }
             text
         });
-        self.text.as_ref().is_none_or(|r| r.is_match(text)) && !self.not_text.as_ref().is_some_and(|r| r.is_match(text))
+        let structure = || {
+            ops.structure.get_or_init(|| {
+                let kept = args
+                    .iter()
+                    .zip(consumed)
+                    .filter(|(_, c)| !**c)
+                    .map(|(a, _)| if a.chars().any(char::is_whitespace) { "…" } else { a });
+                kept.collect::<Vec<_>>().join(" ")
+            })
+        };
+        // A rule that marks a command read-only is excluded by the whole text (`… query
+        // 'mutation {…}'` is no read) and included by the structure only (`--exclude ' --help '`
+        // is no help request); any other rule is included by the whole text and exempted by the
+        // structure only.
+        let (include_by, exempt_by): (&str, &str) =
+            if self.strict_words { (structure(), text) } else { (text, structure()) };
+        self.text.as_ref().is_none_or(|r| r.is_match(include_by))
+            && !self.not_text.as_ref().is_some_and(|r| r.is_match(exempt_by))
     }
 
     /// The leading operands match `words`, where an operand that may be an unknown option's
     /// value may be skipped (`aws --color on s3 rm`). Linear: one pass over the operands.
-    fn words_match(&self, ops: &Operands<'_>, dynamic: bool) -> bool {
+    fn words_match(&self, ops: &Operands<'_>, dynamic: bool, maybe: Maybe) -> bool {
         let m = self.words.len();
         if m == 0 {
             return true;
@@ -239,6 +371,7 @@ impl Shape {
         let mut reach = [false; 9];
         reach[0] = true;
         for (w, maybe_value, is_dynamic) in &ops.words {
+            let maybe_value = &(*maybe_value && maybe == Maybe::Skippable);
             let mut next = [false; 9];
             for j in 0..=m {
                 if reach[j] && (*maybe_value || (dynamic && *is_dynamic)) {

@@ -391,7 +391,7 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
         problems.push(at(format!("`code = \"{code}\"`: only built-in packs may report a configurable built-in code")));
     }
     match shape {
-        Some(shape) if problems.is_empty() => Ok(PackRule {
+        Some(mut shape) if problems.is_empty() => Ok(PackRule {
             code: r.code.clone().unwrap_or_else(|| format!("{pack}-{}", r.id)),
             id: r.id,
             effect,
@@ -401,7 +401,10 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
             remedy: r.remedy,
             examples_match: r.examples_match,
             examples_not_match: r.not_match,
-            shape,
+            shape: {
+                shape.strict_words = level == Some(AutonomyLevel::Observe);
+                shape
+            },
         }),
         _ => Err(problems),
     }
@@ -542,7 +545,20 @@ impl PackSet {
     /// The rules of enabled packs that match one command.
     pub fn lookup<'s>(&'s self, c: &Command) -> Lookup<'s> {
         let mut out = Lookup::default();
-        let Some(ids) = self.index.get(c.program.as_str()) else { return out };
+        // Names are looked up in lower case too: `KUBECTL` runs kubectl where file names ignore
+        // case (macOS, Windows drives under WSL).
+        let lower;
+        let ids = match self.index.get(c.program.as_str()) {
+            Some(ids) => ids,
+            None if c.program.bytes().any(|b| b.is_ascii_uppercase()) => {
+                lower = c.program.to_ascii_lowercase();
+                match self.index.get(lower.as_str()) {
+                    Some(ids) => ids,
+                    None => return out,
+                }
+            }
+            None => return out,
+        };
         for &n in ids {
             match self.pack(n) {
                 Some(Ok(pack)) => {

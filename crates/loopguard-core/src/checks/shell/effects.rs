@@ -477,7 +477,7 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
         "rsync" => rsync(c, &mut e),
         "git" => super::effects_git::git(c, &mut e, current_branch),
         "curl" | "wget" | "nc" | "ncat" | "netcat" | "socat" | "ssh" | "scp" | "sftp" | "telnet" | "ftp" | "http"
-        | "https" | "xh" | "xhs" | "lwp-request" | "GET" | "HEAD" | "POST" | "PUT" | "DELETE" => {
+        | "https" | "xh" | "xhs" | "curlie" | "wget2" | "lwp-request" | "GET" | "HEAD" | "POST" | "PUT" | "DELETE" => {
             super::effects_net::net(c, &mut e)
         }
         "env" | "printenv" | "echo" | "printf" => secret_vars(c, &mut e),

@@ -11,11 +11,11 @@ use crate::{AutonomyLevel, RiskLevel};
 pub fn net(c: &Command, e: &mut Effects) {
     match c.program.as_str() {
         "curl" => curl(c, e),
-        "wget" => wget(c, e),
+        "wget" | "wget2" => wget(c, e),
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => raw(c, e),
         "ssh" => ssh(c, e),
         "scp" | "sftp" => scp(c, e),
-        "http" | "https" | "xh" | "xhs" => httpie(c, e),
+        "http" | "https" | "xh" | "xhs" | "curlie" => httpie(c, e),
         "lwp-request" | "GET" | "HEAD" | "POST" | "PUT" | "DELETE" => lwp(c, e),
         _ => {}
     }
@@ -130,10 +130,39 @@ fn curl(c: &Command, e: &mut Effects) {
 /// The HTTP method a curl command line sends: `-X` wins; a body makes it POST (GET with `-G`),
 /// an upload PUT, `-I` HEAD.
 fn curl_method(c: &Command, a: &super::args::Parsed<'_>) -> String {
-    if let Some(m) = a.values(&["-X", "--request"]).last() {
-        return m.to_ascii_uppercase();
+    // What the command line does not show (a config file, variables expanded into options) may
+    // set any method: taken as a write.
+    if a.opts
+        .iter()
+        .any(|o| matches!(o.name.as_str(), "-K" | "--config" | "--variable") || o.name.starts_with("--expand-"))
+    {
+        return "UNKNOWN".into();
     }
-    let flag = |names: &[&str]| c.args.iter().any(|w| names.contains(&w.text.as_str()));
+    // A method-override header makes the server act on that method whatever is sent.
+    let header_method = a.values(&["-H", "--header"]).find_map(|h| {
+        let (k, v) = h.split_once(':')?;
+        let k = k.trim().to_ascii_lowercase();
+        matches!(k.as_str(), "x-http-method-override" | "x-http-method" | "x-method-override")
+            .then(|| v.trim().to_ascii_uppercase())
+    });
+    if let Some(m) = header_method {
+        return m;
+    }
+    // curl before 8.5 also takes unambiguous prefixes of long options (`--req DELETE`).
+    let request = |n: &str| n == "-X" || (n.len() >= 5 && "--request".starts_with(n) && n.starts_with("--req"));
+    if let Some(m) = a.opts.iter().rev().find(|o| request(&o.name)).map(|o| o.value.clone()) {
+        return match m {
+            Some(m) => m.to_ascii_uppercase(),
+            // A prefix the spec did not know takes the next word.
+            None => c
+                .args
+                .iter()
+                .position(|w| request(w.text.as_str()))
+                .and_then(|i| c.args.get(i + 1))
+                .map_or("UNKNOWN".into(), |w| w.text.to_ascii_uppercase()),
+        };
+    }
+    let flag = |names: &[&str]| a.opts.iter().any(|o| names.contains(&o.name.as_str()));
     let has = |names: &[&str]| a.values(names).next().is_some();
     if flag(&["-I", "--head"]) {
         "HEAD".into()
@@ -151,7 +180,7 @@ fn curl_method(c: &Command, a: &super::args::Parsed<'_>) -> String {
         "--form",
         "--form-string",
     ]) {
-        if flag(&["-G", "--get"]) { "GET".into() } else { "POST".into() }
+        if flag(&["-G", "--get"]) && !flag(&["--no-get"]) { "GET".into() } else { "POST".into() }
     } else {
         "GET".into()
     }
@@ -177,10 +206,25 @@ fn wget(c: &Command, e: &mut Effects) {
             ],
         },
     );
-    e.http_method = Some(match a.values(&["--method"]).last() {
-        Some(m) => m.to_ascii_uppercase(),
-        None if a.values(&["--post-data", "--post-file"]).next().is_some() => "POST".into(),
-        None => "GET".into(),
+    // `--method`, any prefix wget accepts (`--meth`), or `-e method=…` (a wgetrc command).
+    let set_by_e = a.values(&["-e", "--execute"]).find_map(|v| {
+        let (k, v) = v.split_once('=')?;
+        (k.trim().eq_ignore_ascii_case("method")).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    });
+    let prefixed =
+        a.opts.iter().rev().find(|o| o.name.len() >= 5 && "--method".starts_with(o.name.as_str())).map(|o| {
+            o.value.clone().or_else(|| {
+                let i = c.args.iter().position(|w| w.text == o.name)?;
+                c.args.get(i + 1).map(|w| w.text.clone())
+            })
+        });
+    e.http_method = Some(match (prefixed, set_by_e) {
+        (Some(Some(m)), _) | (None, Some(m)) => m.to_ascii_uppercase(),
+        (Some(None), _) => "UNKNOWN".into(),
+        (None, None) if a.values(&["--post-data", "--post-file", "--body-data", "--body-file"]).next().is_some() => {
+            "POST".into()
+        }
+        (None, None) => "GET".into(),
     });
     match a.values(&["-O", "--output-document"]).next() {
         Some("-") => e.level = AutonomyLevel::Observe,
@@ -350,15 +394,30 @@ fn httpie(c: &Command, e: &mut Effects) {
     }
     let mut ops = a.operands.iter().map(|w| w.text.as_str()).peekable();
     let mut method = None;
-    if ops.peek().is_some_and(|m| m.len() <= 10 && !m.is_empty() && m.chars().all(|ch| ch.is_ascii_uppercase())) {
-        method = ops.next().map(String::from);
+    // The method comes first when a URL follows it, in any case (`http delete host/x`); with a
+    // request item second (`http localhost name=x`) the first word is the URL.
+    let url_like = |t: &str| {
+        let head = t.split('/').next().unwrap_or(t);
+        t.contains("://") || t.starts_with(':') || ((t.contains('.') || t.contains('/')) && !head.contains(['=', '@']))
+    };
+    if a.operands.get(1).is_some_and(|u| url_like(&u.text))
+        && ops.peek().is_some_and(|m| m.len() <= 10 && !m.is_empty() && m.chars().all(|ch| ch.is_ascii_alphabetic()))
+    {
+        method = ops.next().map(|m| m.to_ascii_uppercase());
     }
-    // Request items (`key=value`, `key:=json`, `field@file`) or a form or raw body make it a POST.
-    let items = a.operands.len() > 1 + usize::from(method.is_some());
-    let body = c
-        .args
-        .iter()
-        .any(|w| matches!(w.text.as_str(), "-f" | "--form" | "--multipart") || w.text.starts_with("--raw"));
+    // Data items (`key=value`, `key:=json`, `field@file`) or a raw body make it a POST; query
+    // (`key==value`) and header (`Header:value`) items do not. `--offline` sends nothing.
+    let skip = 1 + usize::from(method.is_some());
+    let data_item = |t: &str| match t.find(['=', ':', '@']).map(|i| &t[i..]) {
+        Some(r) if r.starts_with("==") => false,
+        Some(r) => r.starts_with(":=") || r.starts_with('=') || r.starts_with('@'),
+        None => false,
+    };
+    let items = a.operands.iter().skip(skip).any(|w| data_item(&w.text));
+    let body = c.args.iter().any(|w| w.text.starts_with("--raw"));
+    if c.args.iter().any(|w| w.text == "--offline") {
+        return;
+    }
     e.http_method = Some(method.unwrap_or_else(|| if items || body { "POST".into() } else { "GET".into() }));
     if let Some(url) = ops.next() {
         let url = if url.starts_with(':') { format!("localhost{url}") } else { url.to_string() };

@@ -496,11 +496,14 @@ fn offline_command(c: &Command) -> bool {
 /// mean a host or verbose), `--help` only last with no other option.
 fn asks_for_help(c: &Command) -> bool {
     let args: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    // Clients whose words after the first are data for a server (`redis-cli del k --help`).
+    let passes_words_on = matches!(c.program.as_str(), "redis-cli" | "valkey-cli" | "keydb-cli" | "mongosh" | "mongo");
     if c.args.iter().any(|w| w.dynamic) || c.stdin_text.is_some() {
         return false;
     }
     match args.as_slice() {
         [one] => matches!(*one, "--help" | "-h" | "--version" | "-V" | "-v" | "version" | "help"),
+        _ if passes_words_on => false,
         ["help", ..] => true,
         [rest @ .., "--help"] => rest.len() <= 4 && rest.iter().all(|a| !a.starts_with('-')),
         _ => false,
@@ -913,10 +916,9 @@ impl Analysis<'_> {
         if found.hits.is_empty() && found.possible.is_empty() && found.broken.is_empty() {
             return;
         }
-        if asks_for_help(c) && !found.hits.is_empty() {
-            e.level = AutonomyLevel::Observe;
-            return;
-        }
+        // A help request only reads, but what would destroy is still judged with it (a program
+        // may pass `--help` on as data: `redis-cli del k --help` deletes).
+        let help = asks_for_help(c) && !found.hits.is_empty();
         for broken in &found.broken {
             self.findings.push(
                 Finding::new(
@@ -928,7 +930,10 @@ impl Analysis<'_> {
                 .with_remedy("report this to the people who maintain loopguard; the command cannot be judged."),
             );
         }
-        let mut level_set = false;
+        let mut level_set = help;
+        if help {
+            e.level = AutonomyLevel::Observe;
+        }
         for hit in &found.hits {
             let r = hit.rule;
             match (r.severity, r.level) {

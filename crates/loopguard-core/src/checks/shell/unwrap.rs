@@ -232,6 +232,9 @@ const ARGV_RUNNERS: &[&str] = &[
     "eatmydata",
     "direnv",
     "op",
+    "microk8s",
+    "lima",
+    "k3s",
     "doppler",
     "infisical",
     "aws-vault",
@@ -711,6 +714,19 @@ fn unwrap_segment(
         out.push(cmd);
         return Ok(());
     };
+    // A wrapper's option the tables do not know may have taken a value (`time -f %e kubectl …`,
+    // `stdbuf --output L docker …`): when the word found is no known program but one follows
+    // within three words, that one is analysed too (stricter, never looser).
+    if !wrappers.is_empty() && !super::known_program(basename(&w.text)) {
+        let next = (i + 1..words.len().min(i + 4))
+            .find(|&k| !words[k].text.starts_with('-') && super::known_program(basename(&words[k].text)));
+        if let Some(k) = next {
+            let mut alt = make(&words[k].text, &words[k + 1..], words[k].dynamic, wrappers.clone());
+            alt.assigns = assigns_before(i);
+            nested(&alt, home, depth, out)?;
+            out.push(alt);
+        }
+    }
     // `{rm,-rf,~}`: brace expansion builds the command itself.
     let braced = !w.quoted && w.text.starts_with('{') && w.text.contains(',') && w.text.ends_with('}');
     let mut cmd = make(&w.text, &words[i + 1..], w.dynamic || braced, wrappers);
