@@ -471,7 +471,9 @@ enum Source {
 #[derive(Debug, Clone, Default)]
 pub struct PackSet {
     entries: Vec<(Source, bool)>,
-    index: HashMap<String, Vec<usize>>,
+    /// Program name → entries, built on first lookup (a hook call that runs no shell command
+    /// never builds it; built-in names are borrowed, not copied).
+    index: OnceLock<HashMap<std::borrow::Cow<'static, str>, Vec<usize>>>,
 }
 
 impl PackSet {
@@ -483,27 +485,37 @@ impl PackSet {
 
     /// The built-in packs and `custom` ones; `switches` (pack id → on) overrides each default.
     pub fn new(custom: Vec<Pack>, switches: &HashMap<String, bool>) -> PackSet {
-        let mut set = PackSet::default();
-        for (i, b) in BUILTIN_PACKS.iter().enumerate() {
-            let on = switches.get(b.id).copied().unwrap_or(b.enabled);
-            set.push(Source::Builtin(i), b.programs.iter().map(|p| p.to_string()).collect(), on);
-        }
+        let mut entries: Vec<(Source, bool)> = BUILTIN_PACKS
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (Source::Builtin(i), switches.get(b.id).copied().unwrap_or(b.enabled)))
+            .collect();
         for p in custom {
             let on = switches.get(&p.id).copied().unwrap_or(p.default_enabled);
-            let programs = p.programs.clone();
-            set.push(Source::Custom(Box::new(p)), programs, on);
+            entries.push((Source::Custom(Box::new(p)), on));
         }
-        set
+        PackSet { entries, index: OnceLock::new() }
     }
 
-    fn push(&mut self, source: Source, programs: Vec<String>, on: bool) {
-        let n = self.entries.len();
-        self.entries.push((source, on));
-        if on {
-            for prog in programs {
-                self.index.entry(prog).or_default().push(n);
+    fn index(&self) -> &HashMap<std::borrow::Cow<'static, str>, Vec<usize>> {
+        self.index.get_or_init(|| {
+            let mut index: HashMap<std::borrow::Cow<'static, str>, Vec<usize>> = HashMap::new();
+            for (n, (source, _)) in self.entries.iter().enumerate().filter(|(_, (_, on))| *on) {
+                match source {
+                    Source::Builtin(i) => {
+                        for p in BUILTIN_PACKS.get(*i).map_or(&[][..], |b| b.programs) {
+                            index.entry(std::borrow::Cow::Borrowed(*p)).or_default().push(n);
+                        }
+                    }
+                    Source::Custom(pack) => {
+                        for p in &pack.programs {
+                            index.entry(std::borrow::Cow::Owned(p.clone())).or_default().push(n);
+                        }
+                    }
+                }
             }
-        }
+            index
+        })
     }
 
     fn pack(&self, n: usize) -> Option<Result<&Pack, &PackError>> {
@@ -548,11 +560,12 @@ impl PackSet {
         // Names are looked up in lower case too: `KUBECTL` runs kubectl where file names ignore
         // case (macOS, Windows drives under WSL).
         let lower;
-        let ids = match self.index.get(c.program.as_str()) {
+        let index = self.index();
+        let ids = match index.get(c.program.as_str()) {
             Some(ids) => ids,
             None if c.program.bytes().any(|b| b.is_ascii_uppercase()) => {
                 lower = c.program.to_ascii_lowercase();
-                match self.index.get(lower.as_str()) {
+                match index.get(lower.as_str()) {
                     Some(ids) => ids,
                     None => return out,
                 }
