@@ -47,14 +47,17 @@ fn main() {
     std::fs::create_dir_all(ws.join(".git")).unwrap();
     // A new session every 100 calls: one run of 1,000 calls would reach the interactive profile's
     // 500-step breaker, and the measurement would then be of asks, not of the common allow.
-    let input_for = |i: usize| {
+    let input_for_command = |i: usize, command: &str| {
         serde_json::json!({
             "session_id": format!("bench-{}", i / 100), "transcript_path": "/t.jsonl", "cwd": ws,
             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_input": {"command": "git status", "description": "status"}, "tool_use_id": "toolu_bench"
+            "tool_input": {"command": command, "description": "status"}, "tool_use_id": "toolu_bench"
         })
         .to_string()
     };
+    let input_for = |i: usize| input_for_command(i, "git status");
+    // A command a pack knows: the hook parses that pack's TOML on first use in its process.
+    let packed_for = |i: usize| input_for_command(i, "kubectl get pods -n prod");
     let input = input_for(0);
     let installed = tmp.path().join("installed-loopguard");
     std::fs::copy(exe, &installed).unwrap();
@@ -78,17 +81,22 @@ fn main() {
         spawn_fed(&mut hook_at(&installed), input.as_bytes());
         spawn_fed(&mut floor(), input.as_bytes());
     }
-    let (mut built, mut copied, mut f) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut built, mut copied, mut packed, mut f) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..iters {
         let input = input_for(i + 1);
         built.push(spawn_fed(&mut hook_at(exe.as_ref()), input.as_bytes()));
         copied.push(spawn_fed(&mut hook_at(&installed), input.as_bytes()));
+        packed.push(spawn_fed(&mut hook_at(&installed), packed_for(i + 1).as_bytes()));
         f.push(spawn_fed(&mut floor(), input.as_bytes()));
     }
     let (fm, f10, f90) = stats(f);
     println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`, binary {exe}");
     println!("  floor (cat)                median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(fm), us(f10), us(f90));
-    for (what, runs) in [("hook, as built  ", built), ("hook, installed ", copied)] {
+    for (what, runs) in [
+        ("hook, as built  ", built),
+        ("hook, installed ", copied),
+        ("hook, installed, `kubectl get pods -n prod` (a pack's program)", packed),
+    ] {
         let (hm, h10, h90) = stats(runs);
         println!("  loopguard {what} median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(hm), us(h10), us(h90));
         println!("    ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)", hm.as_secs_f64() / fm.as_secs_f64());

@@ -219,6 +219,30 @@ impl FlagPat {
     }
 }
 
+/// A regex compiled on first use: a hook call compiles only the patterns of rules whose words
+/// and flags matched (compiling every pattern of a large pack costs milliseconds).
+#[derive(Debug, Clone)]
+pub(crate) struct LazyRe {
+    src: String,
+    re: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl LazyRe {
+    fn build(src: &str) -> Result<Regex, String> {
+        regex::RegexBuilder::new(src)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| format!("`{src}` is not a valid regex: {e}"))
+    }
+
+    /// Whether it matches; `None` when the pattern does not compile (the caller decides the
+    /// stricter way; built-in patterns are compiled by the tests, others when the policy loads).
+    fn is_match(&self, hay: &str) -> Option<bool> {
+        self.re.get_or_init(|| Self::build(&self.src).ok()).as_ref().map(|r| r.is_match(hay))
+    }
+}
+
 /// What a rule matches.
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -229,8 +253,8 @@ pub struct Shape {
     without: Vec<FlagPat>,
     args: Vec<WordPat>,
     any_args: Vec<WordPat>,
-    text: Option<Regex>,
-    not_text: Option<Regex>,
+    text: Option<LazyRe>,
+    not_text: Option<LazyRe>,
     /// Operands that may be an unknown option's value are words, never skipped (rules that mark a
     /// command read-only must not reach their word by skipping one: with `--x get apply`, the
     /// read word `get` must be where it stands). The packs list their tools' value options.
@@ -258,16 +282,17 @@ impl Shape {
         any_args: &[String],
         text: Option<&str>,
         not_text: Option<&str>,
+        compile_now: bool,
     ) -> Result<Shape, String> {
         let words_of = |v: &[String]| v.iter().map(|s| WordPat::new(s)).collect::<Result<Vec<_>, _>>();
         let flags_of = |v: &[String]| v.iter().map(|s| FlagPat::new(s)).collect::<Result<Vec<_>, _>>();
-        let regex = |r: Option<&str>| -> Result<Option<Regex>, String> {
+        // Checked here (a pattern that does not compile is refused), compiled again on first use.
+        let regex = |r: Option<&str>| -> Result<Option<LazyRe>, String> {
             r.map(|r| {
-                regex::RegexBuilder::new(r)
-                    .case_insensitive(true)
-                    .size_limit(1 << 20)
-                    .build()
-                    .map_err(|e| format!("`{r}` is not a valid regex: {e}"))
+                if compile_now {
+                    LazyRe::build(r)?;
+                }
+                Ok(LazyRe { src: r.to_string(), re: std::sync::OnceLock::new() })
             })
             .transpose()
         };
@@ -286,6 +311,11 @@ impl Shape {
             not_text: regex(not_text)?,
             strict_words: false,
         })
+    }
+
+    /// Compiles every pattern now: the problems found.
+    pub(crate) fn compile_all(&self) -> Vec<String> {
+        [&self.text, &self.not_text].into_iter().flatten().filter_map(|r| LazyRe::build(&r.src).err()).collect()
     }
 
     /// Whether a command has this shape.
@@ -356,8 +386,11 @@ impl Shape {
         // structure only.
         let (include_by, exempt_by): (&str, &str) =
             if self.strict_words { (structure(), text) } else { (text, structure()) };
-        self.text.as_ref().is_none_or(|r| r.is_match(include_by))
-            && !self.not_text.as_ref().is_some_and(|r| r.is_match(exempt_by))
+        // A pattern that does not compile (never for a built-in pack: the tests compile them all)
+        // includes and does not exempt — except that it never marks a command read-only.
+        let broken = !self.strict_words;
+        self.text.as_ref().is_none_or(|r| r.is_match(include_by).unwrap_or(broken))
+            && !self.not_text.as_ref().is_some_and(|r| r.is_match(exempt_by).unwrap_or(!broken))
     }
 
     /// The leading operands match `words`, where an operand that may be an unknown option's

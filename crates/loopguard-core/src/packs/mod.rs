@@ -265,10 +265,12 @@ impl Pack {
         })
     }
 
-    /// Checks every rule against its own examples: the problems found (empty when all hold).
+    /// Checks every rule against its own examples, and compiles every pattern: the problems
+    /// found (empty when all hold).
     pub fn check_examples(&self) -> Vec<String> {
         let mut problems = Vec::new();
         for r in &self.rules {
+            problems.extend(r.shape.compile_all().into_iter().map(|e| format!("rule `{}`: {e}", r.id)));
             for (examples, want) in [(&r.examples_match, true), (&r.examples_not_match, false)] {
                 for ex in examples {
                     match self.rule_matches_line(r, ex) {
@@ -377,6 +379,7 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
         &r.any_args,
         r.text.as_deref(),
         r.not_text.as_deref(),
+        !builtin,
     );
     let shape = match shape {
         Ok(s) => Some(s),
