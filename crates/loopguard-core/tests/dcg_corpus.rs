@@ -108,6 +108,13 @@ fn data(name: &str) -> String {
 #[test]
 fn dcg_corpus_disagreements_are_all_on_purpose() {
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Deleting below the system temp directory is allowed unattended unless the workspace lives
+    // there, and a home there is world-writable: with a checkout under /tmp, rows naming temp
+    // paths or the home decide otherwise. They are left out then (the list and the figures are
+    // for a workspace outside the temp directories).
+    let in_temp = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()].iter().any(|d| root.path().starts_with(d));
+    let location_dependent =
+        |raw: &str| in_temp && ["/tmp", "~", "$HOME", "TMPDIR", "/home/"].iter().any(|p| raw.contains(p));
     let home = root.path().join("home/dev");
     let ws = home.join("work/project");
     std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -135,6 +142,9 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
     for line in data("corpus.tsv").lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
         let c: Vec<&str> = line.splitn(4, '\t').collect();
         let (expect, raw) = (c[0], c[3]);
+        if location_dependent(raw) {
+            continue;
+        }
         let call = ToolCall::new("Bash", serde_json::json!({ "command": unescape(raw) }), &ws);
         let d = gate.evaluate(&call, &ctx);
         let block = d.verdict() != Verdict::Allow;
@@ -170,7 +180,7 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
             }
         }
     }
-    for key in listed.keys().filter(|k| !seen.contains(*k)) {
+    for key in listed.keys().filter(|k| !seen.contains(*k) && !location_dependent(&k.1)) {
         problems.push(format!("listed but no longer disagrees: {}\t{}", key.0, key.1));
     }
     let set_aside_allow = by_reason.iter().filter(|((d, _), _)| d == "blocked").map(|(_, v)| v.len()).sum::<usize>();
@@ -215,10 +225,14 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
         }
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/packs-corpus.md");
+    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    if in_temp {
+        println!("the checkout is under a temp directory: rows naming temp paths or the home were left out");
+        return;
+    }
     if std::env::var_os("LOOPGUARD_BLESS").is_some() {
         std::fs::write(&path, &doc).unwrap();
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
     assert!(allow_rate >= 98.0, "{summary}");
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

@@ -165,3 +165,32 @@ fn audit_verify_names_the_first_bad_line_and_exits_1() {
     let tail = sb.command(&["audit", "tail", "--log", log.to_str().unwrap(), "-n", "1"]).output().unwrap();
     assert!(text(&tail).0.contains("PreToolUse Read → allow"), "{:?}", text(&tail));
 }
+
+#[test]
+fn policy_packs_lists_what_the_effective_policy_has_on() {
+    let sb = Sandbox::new();
+    sb.user_policy("[packs]\ndisable = [\"restic\"]\n");
+    let out = sb.command(&["policy", "packs", "--json"]).current_dir(&sb.ws).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let rows: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.len() >= 40, "{} packs", rows.len());
+    let restic = rows.iter().find(|r| r["id"] == "restic").unwrap();
+    assert_eq!(restic["enabled"], false);
+    assert!(restic["rules"].as_u64().unwrap() >= 3);
+    assert!(rows.iter().filter(|r| r["id"] != "restic").all(|r| r["source"] == "built-in"));
+    // The human listing says the same; --markdown is docs/packs.md.
+    let out = sb.command(&["policy", "packs"]).current_dir(&sb.ws).output().unwrap();
+    let (human, _) = text(&out);
+    assert!(human.lines().any(|l| l.starts_with("restic ") && l.contains(" no ")), "{human}");
+    let out = sb.command(&["policy", "packs", "--markdown"]).output().unwrap();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/packs.md")).unwrap();
+    assert_eq!(text(&out).0, docs);
+    // A project policy may not switch a pack off: the command says the policy does not load.
+    std::fs::create_dir_all(sb.ws.join(".loopguard")).unwrap();
+    std::fs::write(sb.ws.join(".loopguard/policy.toml"), "[packs]\ndisable = [\"aws\"]\n").unwrap();
+    let out = sb.command(&["policy", "packs"]).current_dir(&sb.ws).output().unwrap();
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success() && stderr.contains("policy-loosens"), "{stderr}");
+}
