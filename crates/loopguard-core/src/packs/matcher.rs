@@ -32,7 +32,12 @@ impl<'c> Operands<'c> {
     pub fn of(c: &'c Command, value_options: &[String]) -> Operands<'c> {
         let mut words = Vec::new();
         let mut consumed = vec![false; c.args.len()];
-        let mut args = c.args.iter().map(|w| (w.text.as_str(), w.dynamic)).enumerate().peekable();
+        // A quoted word that only fills in part of a value (`"s3://$B/"`) stays one word that
+        // starts like that value: it cannot stand for a subcommand.
+        let free = |w: &'c crate::checks::shell::Word| {
+            w.dynamic && !(w.quoted && !w.text.starts_with('$') && !w.text.starts_with('`'))
+        };
+        let mut args = c.args.iter().map(|w| (w.text.as_str(), free(w))).enumerate().peekable();
         let mut after_unknown_option = false;
         while let Some((_, (t, dynamic))) = args.next() {
             if t == "--" {
@@ -62,6 +67,19 @@ impl<'c> Operands<'c> {
             text: std::cell::OnceCell::new(),
             structure: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Whether some word only known at run time could stand for a subcommand, a flag or an
+    /// argument: not the value of an option the pack knows takes one (`--profile "$P"`), nor an
+    /// attached value (`-chdir="$DIR"`), nor a quoted word that only fills in part of a value
+    /// (`"s3://$BUCKET/"`: one word whatever it holds, and it starts like a value).
+    pub fn free_dynamic(&self, c: &Command) -> bool {
+        c.args.iter().enumerate().any(|(i, w)| {
+            w.dynamic
+                && !self.consumed.get(i).copied().unwrap_or(false)
+                && !(w.text.starts_with('-') && w.text.contains('='))
+                && !(w.quoted && !w.text.starts_with('$') && !w.text.starts_with('`'))
+        })
     }
 
     /// The operand texts.
@@ -327,7 +345,7 @@ impl Shape {
     /// a dynamic operand may be any word, a dynamic argument any required flag or argument, and
     /// the text may be anything (`restic $(echo forget) --prune`, `aws s3 rm $OPTS s3://b`).
     pub fn could_match(&self, c: &Command, ops: &Operands<'_>) -> bool {
-        c.args.iter().any(|w| w.dynamic) && self.matches_as(c, ops, true)
+        ops.free_dynamic(c) && self.matches_as(c, ops, true)
     }
 
     fn matches_as(&self, c: &Command, ops: &Operands<'_>, dynamic: bool) -> bool {
@@ -346,7 +364,7 @@ impl Shape {
             return false;
         }
         let args = ops.args.as_slice();
-        let any_dynamic = dynamic && c.args.iter().any(|w| w.dynamic);
+        let any_dynamic = dynamic && ops.free_dynamic(c);
         let consumed = ops.consumed.as_slice();
         let booleans: Vec<&FlagPat> = self.flags.iter().chain(&self.any_flags).collect();
         let flag = |f: &FlagPat| f.present(args, consumed) || any_dynamic;

@@ -110,7 +110,16 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
             }
         })
     };
-    let mut sql = flag_value(&["-c", "--command", "-e", "--execute", "--eval", "-Q", "-q"]);
+    // Only the version, the help or (psql) the list of databases: reads.
+    if matches!(w, [one] if matches!(*one, "--version" | "-V" | "--help" | "-?" | "-h" | "-version" | "-help"))
+        || (p == "psql"
+            && w.iter().any(|a| matches!(*a, "-l" | "--list"))
+            && !w.iter().any(|a| matches!(*a, "-c" | "--command" | "-f" | "--file")))
+    {
+        e.level = AutonomyLevel::Observe;
+        return;
+    }
+    let mut sql = flag_value(&["-c", "--command", "-e", "--execute", "--eval", "-Q", "-q", "--query"]);
     if sql.is_none() && p == "sqlite3" {
         sql = w.iter().filter(|a| !a.starts_with('-')).nth(1).map(|s| s.to_string());
     }

@@ -490,6 +490,42 @@ fn offline_command(c: &Command) -> bool {
     OFFLINE_PROGRAMS.contains(&c.program.as_str())
 }
 
+/// Whether argument `k` is a file name known only at run time. For HTTP clients only the words
+/// that name files count (`-d @$F`, `-T "$F"`, `-K $CFG`, `-i $LIST`, `field@$F`): a URL, a
+/// header or a user known at run time reads no local file (`curl -H "Authorization: Bearer
+/// $TOKEN" "$API/health"`).
+fn dynamic_file_word(c: &Command, k: usize, w: &Word) -> bool {
+    if !w.dynamic || w.text.starts_with('-') {
+        return false;
+    }
+    if !matches!(c.program.as_str(), "curl" | "wget" | "wget2" | "http" | "https" | "xh" | "xhs" | "curlie") {
+        return true;
+    }
+    let prev = k.checked_sub(1).and_then(|p| c.args.get(p)).map_or("", |p| p.text.as_str());
+    w.text.contains('@')
+        || w.text.starts_with('<')
+        || matches!(
+            prev,
+            "-T" | "--upload-file"
+                | "-K"
+                | "--config"
+                | "-i"
+                | "--input-file"
+                | "--post-file"
+                | "--body-file"
+                | "-d"
+                | "--data"
+                | "--data-binary"
+                | "--data-urlencode"
+                | "-F"
+                | "--form"
+        ) && (w.text.starts_with('@')
+            || matches!(
+                prev,
+                "-T" | "--upload-file" | "-K" | "--config" | "-i" | "--input-file" | "--post-file" | "--body-file"
+            ))
+}
+
 /// A command that only asks for help or the version (`fly --version`, `gh help pr`,
 /// `kubectl delete --help`): CLIs print and exit. `help` counts only as the first word (a trailing
 /// `help` may be a name: `kubectl delete pod help`), `-h`/`-v` only alone (elsewhere they often
@@ -667,11 +703,11 @@ fn analyze_at(
             };
             match c.program.as_str() {
                 // Copiers: the last operand is where things go, not what is read.
-                "rsync" | "scp" => {
+                "rsync" | "scp" | "rclone" | "gsutil" | "s3cmd" | "azcopy" => {
                     let ops: Vec<&&str> = texts.iter().filter(|t| !t.starts_with('-')).collect();
                     ops.iter().take(ops.len().saturating_sub(1)).any(|t| whole(t))
                 }
-                "tar" | "zip" | "7z" | "7za" | "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "cpio" => {
+                "tar" | "zip" | "7z" | "7za" | "croc" | "cpio" => {
                     texts.iter().filter(|t| !t.starts_with('-')).any(whole)
                 }
                 "grep" | "egrep" | "rg" | "ag" => {
@@ -1126,7 +1162,7 @@ impl Analysis<'_> {
         if !matches!(
             c.program.as_str(),
             "echo" | "printf" | "test" | "[" | "[[" | "cd" | "export" | "local" | "declare"
-        ) && (c.dynamic_operands || c.args.iter().any(|w| w.dynamic && !w.text.starts_with('-')))
+        ) && (c.dynamic_operands || c.args.iter().enumerate().any(|(k, w)| dynamic_file_word(c, k, w)))
             && (effects::FETCHERS.contains(&c.program.as_str())
                 || matches!(
                     c.program.as_str(),
@@ -2806,6 +2842,14 @@ impl Analysis<'_> {
             return Some(opaque::Opaque::ev(format!("`{p}` is told to run another program (`SHELL=`, `exec:`)")));
         }
         for (i, t) in texts.iter().enumerate() {
+            // An npm registry is where packages come from, not a package (`npm view x --registry
+            // URL`); what is installed is named by the other words. (pip's index options stay:
+            // a package index of one's own choosing is how a look-alike package gets in.)
+            let prev = i.checked_sub(1).map_or("", |k| texts[k]);
+            let registry = |o: &str| o == "--registry" && matches!(p, "npm" | "pnpm" | "yarn" | "bun");
+            if registry(prev) || t.split_once('=').is_some_and(|(o, _)| registry(o)) {
+                continue;
+            }
             // Any path the tool is given — an operand, an option's value — outside the workspace:
             // recipes, manifests, init scripts, tests or packages someone else wrote.
             let value = match t.split_once('=') {

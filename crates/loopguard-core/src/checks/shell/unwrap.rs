@@ -784,15 +784,45 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     // A command inside the arguments: after `--` or at the first known program for the programs
     // that run their argv, and — for any other program — wherever a shell or interpreter is named
     // with its code (`anything … sh -c 'CMD'`). Analysed as what runs; too much is only stricter.
+    // Project runners run a command only after their run word (`uv run`, `poetry run`,
+    // `bundle exec`); their other subcommands are their own (`uv python list`).
+    const RUN_WORDS: &[(&str, &[&str])] = &[
+        ("uv", &["run"]),
+        ("poetry", &["run"]),
+        ("pipenv", &["run"]),
+        ("pdm", &["run"]),
+        ("hatch", &["run"]),
+        ("bundle", &["exec"]),
+        ("conda", &["run"]),
+        ("mamba", &["run"]),
+        ("micromamba", &["run"]),
+        ("mise", &["exec", "x"]),
+        ("rtx", &["exec", "x"]),
+        ("asdf", &["exec"]),
+    ];
+    let after_run_word = RUN_WORDS.iter().find(|(p, _)| *p == program).map(|(_, words)| {
+        cmd.args
+            .iter()
+            .position(|a| !a.text.starts_with('-') && a.text != "tool")
+            .filter(|&k| words.contains(&cmd.args[k].text.as_str()))
+    });
+    if after_run_word == Some(None) {
+        return Ok(());
+    }
+    let skip = after_run_word.flatten().map_or(0, |k| k + 1);
     let start = if ARGV_RUNNERS.contains(&program) {
         cmd.args.iter().position(|a| a.text == "--").map(|k| k + 1).or_else(|| {
-            cmd.args.iter().position(|a| {
-                !a.text.starts_with('-')
-                    && (is_code_program(&a.text)
-                        || super::known_program(basename(&a.text))
-                        // A path names a program; a URI (`op://vault/item`) does not.
-                        || (a.text.contains('/') && !a.text.contains("://")))
-            })
+            cmd.args
+                .iter()
+                .skip(skip)
+                .position(|a| {
+                    !a.text.starts_with('-')
+                        && (is_code_program(&a.text)
+                            || super::known_program(basename(&a.text))
+                            // A path names a program; a URI (`op://vault/item`) does not.
+                            || (a.text.contains('/') && !a.text.contains("://")))
+                })
+                .map(|k| k + skip)
         })
     } else {
         cmd.args.iter().enumerate().find_map(|(k, a)| {
