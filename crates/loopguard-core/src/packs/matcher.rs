@@ -132,7 +132,9 @@ impl FlagPat {
         match (chars.next(), chars.next()) {
             (Some(c), None) if c.is_ascii_alphanumeric() => Ok(FlagPat::Letter(c)),
             _ if s.starts_with("--") && s.len() > 2 && !s.contains('=') => Ok(FlagPat::Long(s.to_string())),
-            _ => Err(format!("flag `{s}` is not a letter, `--long` or `-o=value`")),
+            // Go-style long flags with one dash (`-recurse`, `-purge`).
+            _ if s.starts_with('-') && s.len() > 2 && !s.contains('=') => Ok(FlagPat::Long(s.to_string())),
+            _ => Err(format!("flag `{s}` is not a letter, `--long`, `-long` or `-o=value`")),
         }
     }
 
