@@ -490,6 +490,14 @@ pub fn of(c: &Command, current_branch: &dyn Fn() -> Option<String>) -> Effects {
             }
         }
         _ if is_interpreter(p) => interpreter(c, &mut e),
+        // A command run inside a pod or a container is analysed like one sent over ssh (the
+        // packs judge the `exec` itself).
+        "kubectl" | "oc" | "kubecolor" | "docker" | "podman" | "nerdctl" => {
+            if let Some(inner) = exec_command(c) {
+                e.remote_script = Some(inner);
+            }
+            super::effects_ops::ops(c, &mut e)
+        }
         _ => super::effects_ops::ops(c, &mut e),
     }
     e
@@ -817,4 +825,34 @@ fn interpreter(c: &Command, e: &mut Effects) {
         }
     }
     e.inline_code = code.and_then(|i| c.args.get(i + 1)).map(|w| w.text.clone());
+}
+
+/// The command `kubectl exec POD -- CMD…` or `docker exec [opts] CONTAINER CMD…` runs inside the
+/// pod or container, as one shell-quoted line.
+fn exec_command(c: &Command) -> Option<String> {
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    let exec = texts.iter().position(|t| *t == "exec")?;
+    if texts.iter().position(|t| *t == "--").is_some_and(|dd| dd < exec) {
+        return None;
+    }
+    let quote = |w: &str| format!("'{}'", w.replace('\'', "'\\''"));
+    let inner: Vec<&str> = match c.program.as_str() {
+        "kubectl" | "oc" | "kubecolor" => texts.iter().position(|t| *t == "--").map(|k| texts[k + 1..].to_vec())?,
+        _ => {
+            // Options of `docker exec` that take a value; the container is the first operand.
+            const VALUED: &[&str] = &["-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"];
+            let mut k = exec + 1;
+            while let Some(t) = texts.get(k) {
+                if VALUED.contains(t) {
+                    k += 2;
+                } else if t.starts_with('-') {
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+            texts.get(k + 1..)?.to_vec()
+        }
+    };
+    (!inner.is_empty()).then(|| inner.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "))
 }

@@ -123,7 +123,10 @@ fn db(c: &Command, w: &[&str], e: &mut Effects) {
     if sql.is_none() && p == "sqlite3" {
         sql = w.iter().filter(|a| !a.starts_with('-')).nth(1).map(|s| s.to_string());
     }
-    let sql = sql.or_else(|| c.stdin_text.clone());
+    // SQL fed on stdin: a heredoc or here-string, or the literal output of `echo`/`printf`
+    // piped in (`echo 'DROP DATABASE app;' | psql`).
+    let sql =
+        sql.or_else(|| c.stdin_text.clone()).or_else(|| c.stdin_from.first().and_then(super::opaque::literal_text));
     let Some(sql) = sql else {
         // Interactive or from a file (the analysis reads a file it can: `sql_file`): anything
         // can happen.
