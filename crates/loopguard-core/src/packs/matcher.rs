@@ -32,12 +32,7 @@ impl<'c> Operands<'c> {
     pub fn of(c: &'c Command, value_options: &[String]) -> Operands<'c> {
         let mut words = Vec::new();
         let mut consumed = vec![false; c.args.len()];
-        // A quoted word that only fills in part of a value (`"s3://$B/"`) stays one word that
-        // starts like that value: it cannot stand for a subcommand.
-        let free = |w: &'c crate::checks::shell::Word| {
-            w.dynamic && !(w.quoted && !w.text.starts_with('$') && !w.text.starts_with('`'))
-        };
-        let mut args = c.args.iter().map(|w| (w.text.as_str(), free(w))).enumerate().peekable();
+        let mut args = c.args.iter().map(|w| (w.text.as_str(), w.dynamic)).enumerate().peekable();
         let mut after_unknown_option = false;
         while let Some((_, (t, dynamic))) = args.next() {
             if t == "--" {
@@ -69,16 +64,24 @@ impl<'c> Operands<'c> {
         }
     }
 
-    /// Whether some word only known at run time could stand for a subcommand, a flag or an
-    /// argument: not the value of an option the pack knows takes one (`--profile "$P"`), nor an
-    /// attached value (`-chdir="$DIR"`), nor a quoted word that only fills in part of a value
-    /// (`"s3://$BUCKET/"`: one word whatever it holds, and it starts like a value).
+    /// Whether some word only known at run time could stand for a flag or an argument: not the
+    /// value of an option the pack knows takes one (`--profile "$P"`), nor an attached value
+    /// (`-chdir="$DIR"`), nor a word whose written start is no flag (`"s3://$BUCKET/"`).
     pub fn free_dynamic(&self, c: &Command) -> bool {
-        c.args.iter().enumerate().any(|(i, w)| {
-            w.dynamic
+        self.runtime_words(c).any(|w| {
+            let written = literal_prefix(&w.text);
+            written.is_empty() || written.starts_with('-')
+        })
+    }
+
+    /// The words only known at run time that are not the value of a known option (`--profile
+    /// "$P"`) nor attached to one (`-chdir="$DIR"`).
+    fn runtime_words<'w>(&'w self, c: &'w Command) -> impl Iterator<Item = &'w crate::checks::shell::Word> + 'w {
+        c.args.iter().enumerate().filter_map(move |(i, w)| {
+            (w.dynamic
                 && !self.consumed.get(i).copied().unwrap_or(false)
-                && !(w.text.starts_with('-') && w.text.contains('='))
-                && !(w.quoted && !w.text.starts_with('$') && !w.text.starts_with('`'))
+                && !(w.text.starts_with('-') && w.text.contains('=')))
+            .then_some(w)
         })
     }
 
@@ -102,6 +105,17 @@ impl WordPat {
     fn matches(&self, w: &str) -> bool {
         self.0.iter().any(|p| glob(p, w))
     }
+
+    /// Whether a word only known at run time, written as `prefix…`, could be one of these
+    /// (`"forg$E"` could be `forget`; `"s3://$B/"` is no subcommand).
+    fn could_start(&self, prefix: &str) -> bool {
+        self.0.iter().any(|p| p.contains('*') || p.starts_with(prefix))
+    }
+}
+
+/// The part of a word written before the first expansion (`s3://` of `s3://$B/`).
+fn literal_prefix(text: &str) -> &str {
+    text.split(['$', '`']).next().unwrap_or("")
 }
 
 /// A flag that must (or must not) be present.
@@ -347,7 +361,7 @@ impl Shape {
     /// a dynamic operand may be any word, a dynamic argument any required flag or argument, and
     /// the text may be anything (`restic $(echo forget) --prune`, `aws s3 rm $OPTS s3://b`).
     pub fn could_match(&self, c: &Command, ops: &Operands<'_>) -> bool {
-        ops.free_dynamic(c) && self.matches_as(c, ops, true)
+        ops.runtime_words(c).next().is_some() && self.matches_as(c, ops, true)
     }
 
     fn matches_as(&self, c: &Command, ops: &Operands<'_>, dynamic: bool) -> bool {
@@ -426,11 +440,18 @@ impl Shape {
         for (w, maybe_value, is_dynamic) in &ops.words {
             let maybe_value = &(*maybe_value && maybe == Maybe::Skippable);
             let mut next = [false; 9];
+            // A word known at run time may also be options (`$OPTS`), unless written otherwise.
+            let written = literal_prefix(w);
+            let may_be_options = dynamic && *is_dynamic && (written.is_empty() || written.starts_with('-'));
             for j in 0..=m {
-                if reach[j] && (*maybe_value || (dynamic && *is_dynamic)) {
+                if reach[j] && (*maybe_value || may_be_options) {
                     next[j] = true;
                 }
-                if j > 0 && reach[j - 1] && (self.words[j - 1].matches(w) || (dynamic && *is_dynamic)) {
+                if j > 0
+                    && reach[j - 1]
+                    && (self.words[j - 1].matches(w)
+                        || (dynamic && *is_dynamic && self.words[j - 1].could_start(written)))
+                {
                     next[j] = true;
                 }
             }

@@ -189,4 +189,9 @@ fn words_only_known_at_run_time_could_match() {
     assert!(!could("tool snapshots $FLAGS"));
     assert!(!could("tool forget --prune"), "literal commands match or not; nothing is possible");
     assert!(!could("tool forget --dry-run"), "no run-time words");
+    // A word partly written: it could complete to the subcommand, or it could not.
+    assert!(could("tool \"forg$E\" --prune"));
+    assert!(!could("tool \"s3://$B/\" --prune"));
+    // Run-time options before the subcommand.
+    assert!(could("tool $OPTS forget --prune"));
 }

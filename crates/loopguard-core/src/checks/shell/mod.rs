@@ -495,10 +495,19 @@ fn offline_command(c: &Command) -> bool {
 /// header or a user known at run time reads no local file (`curl -H "Authorization: Bearer
 /// $TOKEN" "$API/health"`).
 fn dynamic_file_word(c: &Command, k: usize, w: &Word) -> bool {
-    if !w.dynamic || w.text.starts_with('-') {
+    let http = matches!(c.program.as_str(), "curl" | "wget" | "wget2" | "http" | "https" | "xh" | "xhs" | "curlie");
+    if !w.dynamic {
         return false;
     }
-    if !matches!(c.program.as_str(), "curl" | "wget" | "wget2" | "http" | "https" | "xh" | "xhs" | "curlie") {
+    if w.text.starts_with('-') {
+        // An option with its file attached: `-d@$F`, `--upload-file=$F`, `-T$F`, `-K$CFG`.
+        return http
+            && (w.text.contains('@')
+                || ["--upload-file=", "--config=", "--input-file=", "--post-file=", "--body-file=", "-T", "-K"]
+                    .iter()
+                    .any(|o| w.text.starts_with(o)));
+    }
+    if !http {
         return true;
     }
     let prev = k.checked_sub(1).and_then(|p| c.args.get(p)).map_or("", |p| p.text.as_str());
