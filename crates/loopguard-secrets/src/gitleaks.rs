@@ -157,6 +157,8 @@ pub fn scanner_from_gitleaks(text: &str) -> Result<(Scanner, Vec<String>), Strin
             min_entropy: r.entropy.unwrap_or(0.0),
             path: r.path.as_deref().map(|p| compile(&what, p)).transpose()?,
             allow,
+            prefix: String::new(),
+            check: String::new(),
         };
         // A rule with a built-in's id replaces it.
         specs.retain(|s| s.id != spec.id);
@@ -175,7 +177,18 @@ pub fn scanner_from_gitleaks(text: &str) -> Result<(Scanner, Vec<String>), Strin
             }
         }
     }
-    Ok((Scanner::from_specs(specs, global), notes))
+    let scanner = Scanner::from_specs(specs, global);
+    let scanner = if extend.use_default.unwrap_or(false) {
+        // The generic rule of gitleaks is our contextual detection of names and values.
+        let generic = ["generic-secret-assignment", "generic-password", "generic-key-assignment"];
+        let off: Vec<&str> =
+            if disabled.contains(&"generic-secret-assignment") { generic.to_vec() } else { Vec::new() };
+        let off: Vec<&str> = off.into_iter().chain(disabled.iter().copied()).collect();
+        scanner.with_context(&off)
+    } else {
+        scanner
+    };
+    Ok((scanner, notes))
 }
 
 #[cfg(test)]

@@ -14,11 +14,14 @@
 //! assert!(!s.redact(text).contains("AKIAQWERTYUIOPASDFG7"));
 //! ```
 
+mod context;
 pub mod files;
 pub mod gitleaks;
 mod rules;
+pub mod ruleset;
 mod scanner;
 
+pub use context::{KINDS as CONTEXT_KINDS, Kind as ContextKind, NameClass, classify_name, is_secret_name};
 pub use rules::{BUILTIN_RULES, Rule, Severity};
 pub use scanner::{
     AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, redact_json, redact_path, safe_text,

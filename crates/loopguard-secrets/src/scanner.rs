@@ -1,3 +1,4 @@
+use crate::context;
 use crate::rules::{BUILTIN_RULES, Rule, Severity};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
@@ -63,8 +64,8 @@ pub struct Scanner {
     keywords: Vec<String>,
     /// Built on first use for a text long enough to need it (building costs ~0.2 ms).
     prefilter: OnceLock<Option<AhoCorasick>>,
-    /// Which bytes start a keyword (for short texts).
-    firsts: OnceLock<[bool; 256]>,
+    /// Per first byte, the keywords that start with it (for short texts).
+    firsts: OnceLock<Vec<Vec<usize>>>,
     /// Per keyword, the rules whose keywords it contains.
     contained: OnceLock<Vec<Vec<usize>>>,
     /// Many texts will be scanned: always use a DFA prefilter.
@@ -72,6 +73,9 @@ pub struct Scanner {
     /// Keyword pattern index → rule index.
     keyword_rule: Vec<usize>,
     regexes: Vec<OnceLock<Option<Regex>>>,
+    /// The contextual kinds this scanner reports (ids of [`context::KINDS`]); none: no
+    /// contextual detection. Its keywords map to the pseudo rule index `rules.len()`.
+    context: Vec<&'static str>,
 }
 
 /// Texts longer than this are scanned in full but never with a window larger than this around a hit.
@@ -81,7 +85,7 @@ impl Scanner {
     /// loopguard's built-in rules, compiled once per process.
     pub fn builtin() -> &'static Scanner {
         static S: OnceLock<Scanner> = OnceLock::new();
-        S.get_or_init(|| Scanner::new(BUILTIN_RULES.to_vec()))
+        S.get_or_init(|| Scanner::new(BUILTIN_RULES.to_vec()).with_context(&[]))
     }
 
     /// The built-in rules tuned for scanning many files: the prefilter is a DFA built up front
@@ -89,7 +93,7 @@ impl Scanner {
     pub fn builtin_bulk() -> &'static Scanner {
         static S: OnceLock<Scanner> = OnceLock::new();
         S.get_or_init(|| {
-            let mut s = Scanner::new(BUILTIN_RULES.to_vec());
+            let mut s = Scanner::new(BUILTIN_RULES.to_vec()).with_context(&[]);
             s.bulk = true;
             s
         })
@@ -126,7 +130,22 @@ impl Scanner {
             keyword_rule,
             regexes,
             bulk: false,
+            context: Vec::new(),
         }
+    }
+
+    /// Adds contextual detection (secrets by name and syntax, see the `context` module), all
+    /// kinds but `disabled`.
+    pub fn with_context(mut self, disabled: &[&str]) -> Self {
+        self.context = context::KINDS.iter().map(|k| k.id).filter(|id| !disabled.contains(id)).collect();
+        if !self.context.is_empty() {
+            let ctx = self.rules.len();
+            for k in context::KEYWORDS {
+                self.keywords.push((*k).to_string());
+                self.keyword_rule.push(ctx);
+            }
+        }
+        self
     }
 
     /// For each keyword, the other rules one of whose keywords occurs inside it.
@@ -153,12 +172,12 @@ impl Scanner {
         })
     }
 
-    fn first_bytes(&self) -> &[bool; 256] {
+    fn first_bytes(&self) -> &[Vec<usize>] {
         self.firsts.get_or_init(|| {
-            let mut t = [false; 256];
-            for k in &self.keywords {
+            let mut t = vec![Vec::new(); 256];
+            for (i, k) in self.keywords.iter().enumerate() {
                 if let Some(&b) = k.as_bytes().first() {
-                    t[b as usize] = true;
+                    t[b as usize].push(i);
                 }
             }
             t
@@ -189,11 +208,8 @@ impl Scanner {
             let bytes = lower.as_bytes();
             let firsts = self.first_bytes();
             for (at, b) in bytes.iter().enumerate() {
-                if !firsts[*b as usize] {
-                    continue;
-                }
-                for (k, kw) in self.keywords.iter().enumerate() {
-                    if kw.as_bytes().first() == Some(b)
+                for &k in &firsts[*b as usize] {
+                    if let Some(kw) = self.keywords.get(k)
                         && bytes[at..].starts_with(kw.as_bytes())
                         && let Some(&ri) = self.keyword_rule.get(k)
                     {
@@ -238,7 +254,8 @@ impl Scanner {
             return Vec::new();
         }
         // Per rule, the windows around its keyword hits, merged.
-        let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
+        let ctx = self.rules.len();
+        let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len() + 1];
         for &ri in &self.always {
             windows[ri].push(0..text.len());
         }
@@ -271,7 +288,7 @@ impl Scanner {
                     if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
                         continue;
                     }
-                    if is_placeholder(secret) || (rule.id == "generic-secret-assignment" && is_benign_value(secret)) {
+                    if is_placeholder(secret) || !passes_check(&rule.check, secret) {
                         continue;
                     }
                     let span = w.start + m.start()..w.start + m.end();
@@ -292,6 +309,9 @@ impl Scanner {
                 }
             }
         }
+        if let Some(list) = windows.get(ctx).filter(|l| !l.is_empty()) {
+            self.scan_context(text, list, path, &mut found);
+        }
         // Overlaps: keep the most severe (then the longest).
         found.sort_by(|a, b| {
             a.span.start.cmp(&b.span.start).then(b.severity.cmp(&a.severity)).then(b.span.len().cmp(&a.span.len()))
@@ -310,12 +330,24 @@ impl Scanner {
         out
     }
 
+    /// The public prefix that names a token's kind (`ghp_`, `AKIA`, `sk-ant-`), kept only for
+    /// the rule that owns it and only when plenty of the secret follows it.
+    fn kind_prefix(&self, secret: &str, rule: &str) -> String {
+        self.rules
+            .iter()
+            .find(|r| r.id == rule)
+            .and_then(|r| {
+                r.prefix.split('|').find(|p| !p.is_empty() && secret.starts_with(p) && secret.len() >= p.len() + 8)
+            })
+            .map_or_else(String::new, str::to_string)
+    }
+
     /// The text to run a rule's regex on around a keyword hit: the hit's line (multi-line rules:
     /// a wide window).
     fn window(&self, text: &str, at: usize, ri: usize) -> Range<usize> {
-        let multiline = self.rules[ri].regex.contains("[\\s\\S]")
-            || self.rules[ri].id == "private-key"
-            || self.rules[ri].regex.contains("(?s)");
+        let multiline = self.rules.get(ri).is_some_and(|r| {
+            r.regex.contains("[\\s\\S]") || r.id == "private-key" || r.regex.contains("(?s)") || r.regex.contains("\\n")
+        });
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let start = floor_char(text, line_start.max(at.saturating_sub(WIDE_WINDOW)));
         let end = if multiline {
@@ -325,6 +357,42 @@ impl Scanner {
             floor_char(text, line_end.min(at + WIDE_WINDOW))
         };
         start..end.max(start)
+    }
+
+    /// Contextual findings on the lines around the context keywords' hits.
+    fn scan_context(&self, text: &str, lines: &[Range<usize>], path: Option<&str>, found: &mut Vec<SecretFinding>) {
+        let mut raw = Vec::new();
+        let k8s = lines.iter().any(|w| {
+            let l = text[w.clone()].to_ascii_lowercase();
+            l.contains("kind: secret") || l.contains("\"kind\": \"secret\"")
+        });
+        if k8s {
+            // First, so that a Secret's data value is reported as such (overlaps keep the first).
+            let end = floor_char(text, text.len().min(1 << 20));
+            context::k8s_secret_data(text, 0..end, &|plain| !self.scan(plain).is_empty(), &mut raw);
+        }
+        for w in lines {
+            context::find(text, w.clone(), &mut raw);
+        }
+        for f in raw {
+            if !self.context.contains(&f.kind.id) || f.span.is_empty() {
+                continue;
+            }
+            let secret = &text[f.span.clone()];
+            let line = line_of(text, f.span.clone());
+            if self.global_allow.iter().any(|a| a.allows(secret, secret, line, path)) {
+                continue;
+            }
+            found.push(SecretFinding {
+                rule: f.kind.id.to_string(),
+                description: f.kind.description.to_string(),
+                severity: f.kind.severity,
+                line: text[..f.span.start].matches('\n').count() + 1,
+                entropy: shannon(secret),
+                fingerprint: fingerprint(secret),
+                span: f.span,
+            });
+        }
     }
 
     /// `text` with every secret replaced by `prefix…[REDACTED:rule]` (the prefix only where it
@@ -361,7 +429,7 @@ impl Scanner {
         for f in &found {
             out.push_str(&text[last..f.span.start]);
             let secret = &text[f.span.clone()];
-            out.push_str(&kind_prefix(secret, &f.rule));
+            out.push_str(&self.kind_prefix(secret, &f.rule));
             out.push_str("…[REDACTED:");
             out.push_str(&f.rule);
             out.push(']');
@@ -376,7 +444,7 @@ impl Scanner {
         seen.dedup_by(|a, b| a.0 == b.0);
         for (value, rule) in seen {
             if out.contains(value) {
-                out = out.replace(value, &format!("{}…[REDACTED:{rule}]", kind_prefix(value, rule)));
+                out = out.replace(value, &format!("{}…[REDACTED:{rule}]", self.kind_prefix(value, rule)));
             }
         }
         out
@@ -470,6 +538,10 @@ pub struct RuleSpec {
     pub path: Option<Regex>,
     /// Rule-level allowlists.
     pub allow: Vec<Allowlist>,
+    /// Public prefixes naming the kind, `|`-separated (kept in front of a redaction).
+    pub prefix: String,
+    /// Structural check of the secret (`jwt`), or empty.
+    pub check: String,
 }
 
 impl From<&Rule> for RuleSpec {
@@ -484,6 +556,8 @@ impl From<&Rule> for RuleSpec {
             min_entropy: r.min_entropy,
             path: None,
             allow: Vec::new(),
+            prefix: r.prefix.to_string(),
+            check: r.check.to_string(),
         }
     }
 }
@@ -493,46 +567,6 @@ fn floor_char(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
-}
-
-/// The public prefix that names a token's kind (`ghp_`, `AKIA`, `sk-ant-`, `xoxb-`), kept only
-/// for the vendor rule that owns it and only when plenty of the secret follows it.
-fn kind_prefix(secret: &str, rule: &str) -> String {
-    const PREFIXES: &[(&str, &str)] = &[
-        ("github_pat_", "github-fine-grained-pat"),
-        ("ghp_", "github-pat"),
-        ("gho_", "github-oauth"),
-        ("ghu_", "github-oauth"),
-        ("ghs_", "github-oauth"),
-        ("ghr_", "github-oauth"),
-        ("glpat-", "gitlab-token"),
-        ("xoxb-", "slack-token"),
-        ("xoxp-", "slack-token"),
-        ("xoxa-", "slack-token"),
-        ("xoxr-", "slack-token"),
-        ("xoxs-", "slack-token"),
-        ("sk_live_", "stripe-secret-key"),
-        ("rk_live_", "stripe-secret-key"),
-        ("sk_test_", "stripe-secret-key"),
-        ("rk_test_", "stripe-secret-key"),
-        ("sk-ant-", "anthropic-api-key"),
-        ("sk-proj-", "openai-api-key"),
-        ("sk-svcacct-", "openai-api-key"),
-        ("sk-admin-", "openai-api-key"),
-        ("hf_", "huggingface-token"),
-        ("npm_", "npm-token"),
-        ("pypi-", "pypi-token"),
-        ("dop_v1_", "digitalocean-token"),
-        ("AKIA", "aws-access-key-id"),
-        ("ASIA", "aws-access-key-id"),
-        ("AIza", "gcp-api-key"),
-        ("SG.", "sendgrid-api-key"),
-        ("eyJ", "jwt"),
-    ];
-    PREFIXES
-        .iter()
-        .find(|(p, r)| *r == rule && secret.starts_with(p) && secret.len() >= p.len() + 8)
-        .map_or_else(String::new, |(p, _)| p.to_string())
 }
 
 /// Shannon entropy in bits per character.
@@ -560,8 +594,26 @@ fn fingerprint(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
+/// A rule's structural check (`check` in its file) on a candidate secret.
+fn passes_check(check: &str, secret: &str) -> bool {
+    match check {
+        // Header and payload are base64url JSON objects; the header names an algorithm.
+        "jwt" => {
+            let mut parts = secret.split('.');
+            let json = |p: Option<&str>| {
+                p.and_then(context::decode_base64)
+                    .and_then(|d| serde_json::from_slice::<serde_json::Value>(&d).ok())
+                    .filter(serde_json::Value::is_object)
+            };
+            json(parts.next()).is_some_and(|h| h.get("alg").is_some() || h.get("typ").is_some())
+                && json(parts.next()).is_some()
+        }
+        _ => true,
+    }
+}
+
 /// Placeholders, templates and masked values: never secrets.
-fn is_placeholder(s: &str) -> bool {
+pub(crate) fn is_placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     l.contains("[redacted")
         || l.contains("${")
@@ -603,35 +655,6 @@ fn is_placeholder(s: &str) -> bool {
                 | "12345678"
                 | "password123"
         )
-}
-
-/// Values of a generic assignment that are lookups, code or hashes, not secrets.
-fn is_benign_value(v: &str) -> bool {
-    let l = v.to_ascii_lowercase();
-    let hex = v.chars().all(|c| c.is_ascii_hexdigit());
-    let uuid = v.len() == 36
-        && v.chars()
-            .enumerate()
-            .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() });
-    (hex && matches!(v.len(), 32 | 40 | 64 | 128))
-        || uuid
-        || l.starts_with("os.")
-        || l.starts_with("process.env")
-        || l.starts_with("env.")
-        || l.starts_with("env[")
-        || l.starts_with("getenv")
-        || l.starts_with("os.getenv")
-        || l.starts_with("secrets.")
-        || l.starts_with("vault:")
-        || l.starts_with("sha256-")
-        || l.starts_with("sha384-")
-        || l.starts_with("sha512-")
-        || l.contains('(')
-        || l.contains(')')
-        || l.ends_with(".get")
-        || matches!(l.as_str(), "true" | "false" | "null" | "none" | "undefined" | "required" | "optional" | "string")
-        // Identifiers and dotted paths (`config.password_field`, `self.token_store`): code, not a value.
-        || (v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') && !v.chars().any(|c| c.is_ascii_digit()))
 }
 
 /// Redacts every string in a JSON value (and every value under a secret-looking key), keeping

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use loopguard_secrets::{BUILTIN_RULES, Scanner};
+use loopguard_secrets::{BUILTIN_RULES, CONTEXT_KINDS, Scanner, ruleset};
 use std::path::Path;
 
 #[test]
@@ -18,13 +18,8 @@ fn every_rule_meets_its_fixtures() {
             failures.push(format!("line {}: malformed", n + 1));
             continue;
         };
-        // `\n` in a row is a newline, except inside JSON strings where it stays escaped: rows
-        // holding a PEM block written with real newlines were stored with `\n`.
-        let sample = if sample.contains("PRIVATE KEY-----\\n") && !sample.contains('"') {
-            sample.replace("\\n", "\n")
-        } else {
-            sample.to_string()
-        };
+        // `\n` in a row is a newline, except in rows with quotes (JSON strings keep it escaped).
+        let sample = if !sample.contains('"') { sample.replace("\\n", "\n") } else { sample.to_string() };
         let found = s.scan(&sample);
         let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
         match kind {
@@ -60,11 +55,36 @@ fn every_rule_meets_its_fixtures() {
             other => failures.push(format!("line {}: kind {other}", n + 1)),
         }
     }
-    for r in BUILTIN_RULES {
-        if !tp_rules.contains(r.id) || !fp_rules.contains(r.id) {
-            failures.push(format!("rule {} lacks a true-positive or a false-positive fixture", r.id));
+    for k in CONTEXT_KINDS.iter().filter(|k| !BUILTIN_RULES.iter().any(|r| r.id == k.id)) {
+        if !tp_rules.contains(k.id) || !fp_rules.contains(k.id) {
+            failures.push(format!("contextual kind {} lacks a true-positive or a false-positive row", k.id));
         }
     }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_rule_file_meets_its_examples() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let mut failures = Vec::new();
+    let mut ids = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let rules = ruleset::parse_rule_file(&std::fs::read_to_string(&p).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        failures.extend(
+            ruleset::check_examples(&rules, Scanner::builtin()).into_iter().map(|f| format!("{}: {f}", p.display())),
+        );
+        ids.extend(rules.into_iter().map(|r| r.spec.id));
+    }
+    let built: Vec<&str> = BUILTIN_RULES.iter().map(|r| r.id).collect();
+    ids.sort();
+    let mut sorted = built.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted, "the rule files and the built table differ");
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 

@@ -1,0 +1,1528 @@
+//! Secrets that are secret by *context*: a value after a name that says "password", "token",
+//! "api key"; an `Authorization` header; a client's password flag; a connection string's
+//! `Password=`; the `data:` of a Kubernetes Secret. No regex can say what such a value looks
+//! like, so this module weighs the name (split into words, the way each language writes it)
+//! against the value (quoted or bare, its length, alphabet and entropy, and everything that
+//! shows it is *not* a literal secret: a placeholder, a variable reference, code, a path, a
+//! hash).
+//!
+//! It runs on the lines around a prefilter hit (the scanner's keyword automaton holds
+//! [`KEYWORDS`]) and never on the whole text, so its cost follows the number of hits.
+
+use crate::rules::Severity;
+use std::ops::Range;
+
+/// Lowercase literals, one of which occurs in or near every contextual secret.
+pub(crate) const KEYWORDS: &[&str] = &[
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "credential",
+    "creds",
+    "bearer",
+    "private",
+    "kind: secret",
+    "\"kind\": \"secret\"",
+    "sig=",
+    "mysql",
+    "mariadb",
+    "sshpass",
+    "redis-cli",
+    "mongo",
+    "-u ",
+    "--user",
+];
+
+/// One contextual finding: where the value is and what kind it is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Found {
+    pub span: Range<usize>,
+    pub kind: &'static Kind,
+}
+
+/// A kind of contextual secret.
+#[derive(Debug, PartialEq)]
+pub struct Kind {
+    /// Stable id (also the redaction label).
+    pub id: &'static str,
+    /// What it is.
+    pub description: &'static str,
+    /// How bad.
+    pub severity: Severity,
+}
+
+/// A password after a password-like name.
+pub const PASSWORD: Kind =
+    Kind { id: "generic-password", description: "Password assigned to a password-like name", severity: Severity::High };
+/// A random value after a secret, token or API-key name.
+pub const ASSIGNMENT: Kind = Kind {
+    id: "generic-secret-assignment",
+    description: "Secret, token or API key assigned in code, config, shell or JSON",
+    severity: Severity::High,
+};
+/// A random value after a name that only says "key".
+pub const WEAK_KEY: Kind = Kind {
+    id: "generic-key-assignment",
+    description: "Random value assigned to a key-like name",
+    severity: Severity::Medium,
+};
+/// `Authorization: Bearer|Basic|Token …`, `X-Api-Key: …`.
+pub const AUTH_HEADER: Kind = Kind {
+    id: "authorization-header",
+    description: "Authorization header with a Bearer, Basic or token credential",
+    severity: Severity::High,
+};
+/// A command-line client's password or token option.
+pub const CLI: Kind = Kind {
+    id: "cli-credential",
+    description: "Password or token on a command line (--password, -p for database clients, -u user:pass)",
+    severity: Severity::High,
+};
+/// An AWS secret access key next to a name that says so.
+pub const AWS_SECRET: Kind =
+    Kind { id: "aws-secret-access-key", description: "AWS secret access key", severity: Severity::Critical };
+/// A value in the `data:` of a Kubernetes Secret.
+pub const K8S_SECRET: Kind = Kind {
+    id: "kubernetes-secret-data",
+    description: "Secret value in a Kubernetes Secret manifest (base64 data)",
+    severity: Severity::High,
+};
+
+/// Every contextual kind (for reports and the rule listing).
+pub const KINDS: &[&Kind] = &[&PASSWORD, &ASSIGNMENT, &WEAK_KEY, &AUTH_HEADER, &CLI, &AWS_SECRET, &K8S_SECRET];
+
+/// What a name says about the value assigned to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NameClass {
+    /// Only says "key" (`key`, `signing_key` is strong): the value must look random.
+    WeakKey,
+    /// Token, secret, API key, access key, credential.
+    Secret,
+    /// Password, passphrase, passwd, pwd.
+    Password,
+}
+
+/// Words that, after the secret noun, make the name about the secret rather than the secret
+/// (`token_url`, `password_length`, `key_id`).
+const META_AFTER: &[&str] = &[
+    "id",
+    "ids",
+    "name",
+    "names",
+    "type",
+    "types",
+    "file",
+    "files",
+    "path",
+    "paths",
+    "dir",
+    "url",
+    "urls",
+    "uri",
+    "endpoint",
+    "length",
+    "len",
+    "size",
+    "count",
+    "max",
+    "min",
+    "limit",
+    "field",
+    "fields",
+    "policy",
+    "policies",
+    "regex",
+    "regexp",
+    "pattern",
+    "hint",
+    "label",
+    "prompt",
+    "placeholder",
+    "message",
+    "msg",
+    "error",
+    "errors",
+    "enabled",
+    "required",
+    "format",
+    "version",
+    "expiry",
+    "expires",
+    "expiration",
+    "expired",
+    "ttl",
+    "timeout",
+    "header",
+    "param",
+    "params",
+    "parameter",
+    "env",
+    "var",
+    "variable",
+    "ref",
+    "reference",
+    "arn",
+    "hash",
+    "hashed",
+    "digest",
+    "checksum",
+    "fingerprint",
+    "sha",
+    "mode",
+    "source",
+    "store",
+    "manager",
+    "provider",
+    "service",
+    "helper",
+    "validator",
+    "validation",
+    "generator",
+    "changed",
+    "updated",
+    "created",
+    "at",
+    "date",
+    "time",
+    "index",
+    "idx",
+    "location",
+    "bucket",
+    "prefix",
+    "suffix",
+    "algorithm",
+    "alg",
+    "method",
+    "scheme",
+    "kind",
+    "class",
+    "schema",
+    "spec",
+    "cache",
+    "lifetime",
+    "rotation",
+    "strength",
+    "reset",
+    "confirm",
+    "confirmation",
+    "input",
+    "box",
+    "visible",
+    "visibility",
+    "toggle",
+    "icon",
+    "button",
+    "text",
+    "key",
+    "keys",
+    "server",
+    "usage",
+    "budget",
+    "limits",
+    "type_",
+    "attribute",
+    "attr",
+    "column",
+    "col",
+    "table",
+    "secret",
+    "mount",
+    "volume",
+    "annotation",
+    "id_",
+    "list",
+    "map",
+    "set",
+    "bytes",
+    "bits",
+    "encoding",
+    "encoder",
+    "decoder",
+    "parser",
+    "lexer",
+    "stream",
+    "kind_",
+    "callback",
+    "handler",
+    "request",
+    "response",
+    "resp",
+    "req",
+    "query",
+    "view",
+    "form",
+    "page",
+    "widget",
+    "component",
+    "rule",
+    "rules",
+    "check",
+    "checker",
+    "test",
+    "spec_",
+];
+
+/// Words before the noun that make the name about something that is not a credential.
+const META_BEFORE: &[&str] = &[
+    "public",
+    "pub",
+    "max",
+    "min",
+    "num",
+    "number",
+    "total",
+    "count",
+    "is",
+    "has",
+    "use",
+    "uses",
+    "require",
+    "requires",
+    "show",
+    "hide",
+    "enable",
+    "enabled",
+    "allow",
+    "no",
+    "without",
+    "next",
+    "page",
+    "continuation",
+    "cursor",
+    "pagination",
+    "sync",
+    "csrf",
+    "xsrf",
+    "cancellation",
+    "cancel",
+    "lexer",
+    "parser",
+    "input",
+    "output",
+    "prompt",
+    "completion",
+    "commit",
+    "sort",
+    "partition",
+    "primary",
+    "foreign",
+    "cache",
+    "idempotency",
+    "hash",
+    "object",
+    "row",
+    "lookup",
+    "dedup",
+    "event",
+    "message",
+    "route",
+    "group",
+    "node",
+    "item",
+    "entry",
+    "column",
+    "table",
+    "map",
+    "dict",
+    "registry",
+    "hot",
+    "short",
+    "kv",
+    "gpg",
+    "pgp",
+    "ssh",
+    "rsa",
+    "host",
+    "verify",
+    "verification",
+    "forgot",
+    "reset",
+    "change",
+    "new",
+    "old",
+    "confirm",
+    "repeat",
+    "check",
+    "last",
+    "first",
+    "max_",
+    "bearer",
+    "request",
+    "default",
+    "dummy",
+    "fake",
+    "test",
+    "mock",
+    "example",
+    "sample",
+    "sentence",
+    "word",
+    "special",
+    "end",
+    "start",
+    "eos",
+    "bos",
+    "pad",
+    "unk",
+    "sep",
+    "cls",
+    "mask",
+    "foo",
+];
+
+/// Qualifiers that make a bare "key" a credential (`api_key`, `signing_key`).
+const STRONG_KEY: &[&str] = &[
+    "api",
+    "access",
+    "secret",
+    "private",
+    "auth",
+    "master",
+    "signing",
+    "sign",
+    "encryption",
+    "encrypt",
+    "enc",
+    "app",
+    "client",
+    "account",
+    "shared",
+    "sharedaccess",
+    "subscription",
+    "license",
+    "licence",
+    "hmac",
+    "admin",
+    "rest",
+    "consumer",
+    "service",
+    "write",
+    "ingest",
+    "ingestion",
+    "sdk",
+    "session",
+    "jwt",
+    "crypto",
+    "cipher",
+    "aes",
+    "storage",
+    "deploy",
+    "server",
+    "dev",
+    "developer",
+    "live",
+    "prod",
+    "production",
+    "mgmt",
+    "management",
+    "webhook",
+    "integration",
+    "personal",
+    "project",
+    "org",
+    "organization",
+    "user",
+    "app_",
+    "x",
+    "license_",
+    "product",
+    "partner",
+    "merchant",
+    "publishable",
+    "restricted",
+    "root",
+    "cloud",
+    "bot",
+    "primary",
+    "secondary",
+    "instance",
+    "function",
+    "host",
+    "tenant",
+];
+
+/// Suffix words after the noun that leave it a credential (`SECRET_KEY_BASE`, `DB_PASSWORD_PROD`).
+const NEUTRAL_AFTER: &[&str] = &[
+    "value",
+    "val",
+    "str",
+    "string",
+    "b64",
+    "base64",
+    "raw",
+    "plain",
+    "plaintext",
+    "data",
+    "base",
+    "prod",
+    "production",
+    "dev",
+    "staging",
+    "stage",
+    "qa",
+    "live",
+    "local",
+    "main",
+    "primary",
+    "secondary",
+    "backup",
+    "v1",
+    "v2",
+    "v3",
+    "1",
+    "2",
+    "3",
+    "0",
+    "encoded",
+    "hex",
+    "enc",
+    "encrypted",
+    "override",
+    "default",
+    "current",
+    "global",
+    "admin",
+    "root",
+    "user",
+    "ro",
+    "rw",
+    "read",
+    "write",
+    "bytes_",
+    "sandbox",
+    "test_",
+];
+
+/// Splits an identifier into lowercase words: `dbPassword` → db, password; `API_KEY` → api,
+/// key; `x-api-key` → x, api, key; `APIKey` → api, key; `password2` → password, 2.
+pub fn words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if !cur.is_empty()
+            && let Some(&p) = i.checked_sub(1).and_then(|k| chars.get(k))
+        {
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let boundary = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (p.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower)
+                || (p.is_ascii_alphabetic() && c.is_ascii_digit())
+                || (p.is_ascii_digit() && c.is_ascii_alphabetic());
+            if boundary {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The secret noun a single word is or ends with, and the qualifier glued before it
+/// (`dbpassword` → password; `apikey` → key qualified by `api`).
+fn noun_of(word: &str) -> Option<(NameClass, &str)> {
+    const PASSWORDS: &[&str] = &["password", "passwd", "passphrase", "passcode", "pwd", "pass", "pw"];
+    const SECRETS: &[&str] = &["secret", "token", "credential", "credentials", "creds", "apikey", "auth"];
+    for p in PASSWORDS {
+        if word == *p || (p.len() >= 6 && word.ends_with(p)) {
+            return Some((NameClass::Password, &word[..word.len() - p.len()]));
+        }
+    }
+    for s in SECRETS {
+        if word == *s || (s.len() >= 5 && s != &"auth" && word.ends_with(s)) {
+            return Some((NameClass::Secret, &word[..word.len() - s.len()]));
+        }
+    }
+    if let Some(q) = word.strip_suffix("key") {
+        if q.is_empty() {
+            return Some((NameClass::WeakKey, ""));
+        }
+        if STRONG_KEY.contains(&q) {
+            return Some((NameClass::Secret, q));
+        }
+    }
+    None
+}
+
+/// What `name` says about its value, or `None` when it names no credential.
+pub fn classify_name(name: &str) -> Option<NameClass> {
+    let name = name.trim_start_matches(['-', '$', '@', '_', ':', '.']);
+    if name.len() > 80 {
+        return None;
+    }
+    let ws = words(name);
+    // The last word that is (or ends with) a secret noun decides.
+    let (i, (mut class, glued)) = ws.iter().enumerate().rev().find_map(|(i, w)| noun_of(w).map(|n| (i, n)))?;
+    let before = ws.get(..i).unwrap_or_default();
+    if ws[i].as_str() == "pass" || ws[i].as_str() == "pw" {
+        // Short forms are nouns only as a whole word at the end (`db_pass`, `PW`), not `pass_through`.
+        if i + 1 != ws.len() {
+            return None;
+        }
+    }
+    if class == NameClass::Secret && ws[i] == "auth" && i + 1 != ws.len() {
+        // `auth_url`, `auth_mode`: about the authentication. `auth` alone is a credential.
+        return None;
+    }
+    if class == NameClass::WeakKey
+        && let Some(q) = before.last()
+        && STRONG_KEY.contains(&q.as_str())
+    {
+        class = NameClass::Secret;
+    }
+    if class == NameClass::WeakKey && before.iter().any(|w| noun_of(w).is_some_and(|(c, _)| c != NameClass::WeakKey)) {
+        // `secret_key`, `token_key`.
+        class = NameClass::Secret;
+    }
+    for w in &ws[i + 1..] {
+        if META_AFTER.contains(&w.as_str()) {
+            return None;
+        }
+        if !NEUTRAL_AFTER.contains(&w.as_str()) && w.len() > 8 {
+            return None;
+        }
+    }
+    if before.iter().any(|w| META_BEFORE.contains(&w.as_str())) || META_BEFORE.contains(&glued) {
+        return None;
+    }
+    Some(class)
+}
+
+/// Whether an environment variable name names a credential (for `loopguard exec`'s scrub).
+pub fn is_secret_name(name: &str) -> bool {
+    classify_name(name).is_some_and(|c| c != NameClass::WeakKey) || {
+        let u = name.to_ascii_uppercase();
+        ["DATABASE_URL", "DSN", "CONNECTION_STRING", "CONN_STR"].iter().any(|s| u.ends_with(s))
+    }
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Every contextual secret in `text[window]` (a line or a few lines around a keyword hit).
+pub(crate) fn find(text: &str, window: Range<usize>, out: &mut Vec<Found>) {
+    let bytes = text.as_bytes();
+    let mut i = window.start;
+    while i < window.end {
+        if !is_ident_byte(bytes[i]) || (i > window.start && is_ident_byte(bytes[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let mut start = i;
+        while i < window.end && is_ident_byte(bytes[i]) {
+            i += 1;
+        }
+        // A diff's removed line: `-API_KEY=…` is the name `API_KEY`.
+        if bytes[start] == b'-'
+            && (start == 0 || bytes[start - 1] == b'\n')
+            && i > start + 1
+            && bytes[start + 1] != b'-'
+        {
+            start += 1;
+        }
+        let name = &text[start..i];
+        let lower = name.to_ascii_lowercase();
+        if lower == "bearer" || lower == "basic" || lower == "token" {
+            // A scheme followed by a credential: `Bearer abc…` anywhere (logs, headers).
+            if let Some(f) = scheme_value(text, i, window.end, &lower) {
+                out.push(f);
+                i = f_end(out);
+                continue;
+            }
+        }
+        if !KEYWORD_STEMS.iter().any(|k| lower.contains(k)) {
+            continue;
+        }
+        let dashes = name.starts_with('-');
+        if let Some(f) = cli_value(text, start, i, window.end) {
+            out.push(f);
+            i = f_end(out);
+            continue;
+        }
+        if dashes && !name.starts_with("--") {
+            continue;
+        }
+        if let Some(f) = header_value(text, name, i, window.end) {
+            out.push(f);
+            i = f_end(out);
+            continue;
+        }
+        let Some(class) = classify_name(name) else {
+            // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
+            continue;
+        };
+        if let Some((span, quoted, op)) = assigned_value(text, start, i, window.end) {
+            let value = &text[span.clone()];
+            if let Some(kind) = judge(name, class, value, quoted, op) {
+                i = span.end;
+                out.push(Found { span, kind });
+                continue;
+            }
+        }
+        if let Some(f) = name_value_pair(text, start, i, class, window.end) {
+            out.push(f);
+            i = f_end(out);
+        }
+    }
+}
+
+fn f_end(out: &[Found]) -> usize {
+    out.last().map_or(0, |f| f.span.end)
+}
+
+/// Stems whose presence in an identifier makes it worth parsing.
+const KEYWORD_STEMS: &[&str] = &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "-p", "-a", "-u"];
+
+/// How a value was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    /// `=`, `:=`, `=>`, `<-`
+    Assign,
+    /// `:` (YAML, JSON, dict literals, headers)
+    Colon,
+    /// A space (Dockerfile `ENV NAME value`, netrc, flags).
+    Space,
+    /// `>` of an XML element `<password>value</password>`.
+    Element,
+    /// A call `setPassword("value")`.
+    Call,
+}
+
+/// The value assigned to the name ending at `end`: its span, whether it was quoted, and how.
+fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Option<(Range<usize>, bool, Op)> {
+    let b = text.as_bytes();
+    let mut j = end;
+    // Closing quote(s) of a quoted key: `"password"`, `\"password\"`, `'password'`, `password]`.
+    let mut key_quoted = false;
+    while j < limit && matches!(b[j], b'"' | b'\'' | b'`' | b'\\' | b']') {
+        key_quoted = true;
+        j += 1;
+    }
+    let ws_before = j;
+    while j < limit && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    let spaced = j > ws_before;
+    let op = if text[j..limit].starts_with(":=") || text[j..limit].starts_with("=>") || text[j..limit].starts_with("<-")
+    {
+        j += 2;
+        Op::Assign
+    } else if j < limit && b[j] == b'=' {
+        if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~')) {
+            return None;
+        }
+        j += 1;
+        Op::Assign
+    } else if j < limit && b[j] == b':' {
+        if b.get(j + 1) == Some(&b':') {
+            return None;
+        }
+        j += 1;
+        Op::Colon
+    } else if j < limit && b[j] == b'>' && name_start > 0 && b[name_start - 1] == b'<' {
+        j += 1;
+        Op::Element
+    } else if j < limit && b[j] == b'(' && !spaced {
+        j += 1;
+        Op::Call
+    } else if spaced && !key_quoted && space_assign_ok(text, name_start) {
+        Op::Space
+    } else {
+        return None;
+    };
+    while j < limit && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    // String prefixes of Python/Rust/C#: b"…", r"…", u"…", f"…", @"…".
+    if j + 1 < limit && matches!(b[j], b'b' | b'r' | b'u' | b'@') && matches!(b[j + 1], b'"' | b'\'') {
+        j += 1;
+    }
+    if j >= limit {
+        return None;
+    }
+    if op == Op::Element {
+        let close = j + text[j..limit].find("</")?;
+        return Some((j..close, true, op));
+    }
+    // Opening quote, possibly escaped (JSON inside a JSON string).
+    let escaped = b[j] == b'\\' && b.get(j + 1).is_some_and(|c| matches!(c, b'"' | b'\''));
+    if escaped {
+        j += 1;
+    }
+    let q = b[j];
+    if matches!(q, b'"' | b'\'' | b'`') {
+        let s = j + 1;
+        let mut k = s;
+        while k < limit {
+            if b[k] == q && (escaped || b[k - 1] != b'\\') {
+                break;
+            }
+            if escaped && b[k] == b'\\' && b.get(k + 1) == Some(&q) {
+                break;
+            }
+            k += 1;
+        }
+        if k >= limit {
+            return None;
+        }
+        return Some((s..k, true, op));
+    }
+    if op == Op::Call {
+        return None;
+    }
+    // A bare value ends at whitespace or a separator of the syntax around it.
+    let s = j;
+    let mut k = s;
+    while k < limit
+        && !matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b'&' | b'"' | b'\'' | b'`' | b'<' | b'[' | b'(')
+    {
+        if b[k] == b'\\' && b.get(k + 1).is_some_and(|c| matches!(c, b'n' | b'"' | b't' | b'r')) {
+            break;
+        }
+        k += 1;
+    }
+    if k < limit && matches!(b[k], b'[' | b'(') {
+        // A bare word followed by an index or a call is code: `request.form['password']`.
+        return None;
+    }
+    // Closing brackets of the code around a bare value: `{password: x}`.
+    while k > s && matches!(b[k - 1], b'}' | b')' | b']') {
+        k -= 1;
+    }
+    Some((s..k, false, op))
+}
+
+/// `NAME value` without an operator: Dockerfile `ENV`/`ARG`, netrc `password value`, `set`.
+fn space_assign_ok(text: &str, name_start: usize) -> bool {
+    let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
+    let before = text[line_start..name_start].trim_start_matches(['+', '-', ' ', '\t']);
+    let lower = before.to_ascii_lowercase();
+    lower == "env "
+        || lower == "arg "
+        || lower.starts_with("machine ")
+        || lower.ends_with("login ")
+        || lower.is_empty() && {
+            // netrc on its own line: `password s3cr3t`
+            text[name_start..].to_ascii_lowercase().starts_with("password ")
+        }
+        || lower.ends_with(" login ")
+        || lower.starts_with("default ")
+}
+
+/// After `Authorization`/`X-Api-Key`-like header names: `: Bearer v`, `= "Basic v"`.
+fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Found> {
+    let l = name.to_ascii_lowercase();
+    let is_auth = l == "authorization" || l == "proxy-authorization" || l.ends_with("-authorization");
+    let api_header = matches!(
+        l.as_str(),
+        "x-api-key"
+            | "api-key"
+            | "x-auth-token"
+            | "x-access-token"
+            | "private-token"
+            | "x-token"
+            | "apikey"
+            | "x-apikey"
+            | "ocp-apim-subscription-key"
+            | "x-functions-key"
+            | "x-goog-api-key"
+            | "x-figma-token"
+    );
+    if !is_auth && !api_header {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut j = end;
+    while j < limit && matches!(b[j], b'"' | b'\'' | b'\\') {
+        j += 1;
+    }
+    while j < limit && b[j] == b' ' {
+        j += 1;
+    }
+    if j >= limit || !matches!(b[j], b':' | b'=') {
+        return None;
+    }
+    j += 1;
+    while j < limit && matches!(b[j], b' ' | b'"' | b'\'' | b'\\') {
+        j += 1;
+    }
+    if is_auth {
+        let scheme_end = text[j..limit].find(' ').map(|k| j + k)?;
+        let scheme = text[j..scheme_end].to_ascii_lowercase();
+        if !matches!(
+            scheme.as_str(),
+            "bearer" | "basic" | "token" | "bot" | "sso-key" | "apikey" | "api-key" | "key" | "digest" | "negotiate"
+        ) {
+            return None;
+        }
+        return scheme_value(text, scheme_end, limit, &scheme).map(|f| Found { kind: &AUTH_HEADER, ..f });
+    }
+    let s = j;
+    let mut k = s;
+    while k < limit && token_byte(b[k]) {
+        k += 1;
+    }
+    let v = &text[s..k];
+    (v.len() >= 16 && looks_random(v) && !is_placeholder(v)).then_some(Found { span: s..k, kind: &AUTH_HEADER })
+}
+
+fn token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'=' | b'/' | b'+' | b'~' | b':')
+}
+
+/// The credential after an authentication scheme word ending at `end`.
+fn scheme_value(text: &str, end: usize, limit: usize, scheme: &str) -> Option<Found> {
+    let b = text.as_bytes();
+    let mut j = end;
+    if j >= limit || b[j] != b' ' {
+        return None;
+    }
+    while j < limit && b[j] == b' ' {
+        j += 1;
+    }
+    let s = j;
+    while j < limit && token_byte(b[j]) {
+        j += 1;
+    }
+    let mut v = &text[s..j];
+    while v.ends_with([':', '.']) {
+        v = &v[..v.len() - 1];
+    }
+    if is_placeholder(v) || v.len() < 12 {
+        return None;
+    }
+    let ok = match scheme {
+        "basic" => basic_credentials(v) || (v.len() >= 16 && looks_random(v)),
+        _ => looks_random(v) && v.len() >= 16,
+    };
+    ok.then_some(Found { span: s..s + v.len(), kind: &AUTH_HEADER })
+}
+
+/// Basic credentials: base64 of `user:password`.
+fn basic_credentials(v: &str) -> bool {
+    decode_base64(v).is_some_and(|d| {
+        std::str::from_utf8(&d).is_ok_and(|s| {
+            s.split_once(':').is_some_and(|(_, p)| p.len() >= 3 && !is_placeholder(p))
+                && s.chars().all(|c| !c.is_control())
+        })
+    })
+}
+
+/// Options of command-line clients that carry a credential: `--password X`, `--password=X`,
+/// `--token X`, `-pX` (MySQL/MariaDB), `-p X` (sshpass), `-a X` (redis-cli), `-u user:pass`
+/// (curl).
+fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found> {
+    let flag = &text[start..end];
+    if !flag.starts_with('-') {
+        return None;
+    }
+    let b = text.as_bytes();
+    if start > 0 && !matches!(b[start - 1], b' ' | b'\t' | b'"' | b'\'' | b'(' | b'[' | b',') {
+        return None;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+    let before = text[line_start..start].to_ascii_lowercase();
+    let program = |names: &[&str]| {
+        before.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '[' || c == ',').any(|w| {
+            let w = w.trim_matches(|c: char| c == '"' || c == '\'');
+            let base = w.rsplit('/').next().unwrap_or(w);
+            names.contains(&base)
+        })
+    };
+    // The value: attached after `=`, attached to a short flag, or the next word.
+    let (flag_name, attached) = match flag.split_once('=') {
+        Some((f, v)) => (f, Some((start + f.len() + 1, v))),
+        None => (flag, None),
+    };
+    let lower = flag_name.to_ascii_lowercase();
+    let next_word = || {
+        let mut j = end;
+        if j >= limit || !matches!(b[j], b' ' | b'\t') {
+            return None;
+        }
+        while j < limit && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let (q, s) = match b.get(j) {
+            Some(&c @ (b'"' | b'\'')) => (Some(c), j + 1),
+            _ => (None, j),
+        };
+        let mut k = s;
+        while k < limit
+            && (if let Some(q) = q { b[k] != q } else { !matches!(b[k], b' ' | b'\t' | b'"' | b'\'' | b',' | b']') })
+        {
+            k += 1;
+        }
+        Some(s..k)
+    };
+    let value = |r: Range<usize>| -> Option<Found> {
+        let v = &text[r.clone()];
+        (v.len() >= 6 && !is_placeholder(v) && !is_reference(v) && !v.starts_with('-') && !v.contains('/')
+            || (v.len() >= 6 && looks_random(v) && !is_reference(v) && !is_placeholder(v)))
+        .then_some(Found { span: r, kind: &CLI })
+    };
+    if lower.starts_with("--") {
+        let Some(class) = classify_name(&lower[2..]) else { return None };
+        if class == NameClass::WeakKey
+            || lower.ends_with("-file")
+            || lower.ends_with("-stdin")
+            || lower.ends_with("-env")
+        {
+            return None;
+        }
+        let r = match attached {
+            Some((s, v)) => {
+                let v = v.trim_matches(|c| c == '"' || c == '\'');
+                let s = if text[s..].starts_with(['"', '\'']) { s + 1 } else { s };
+                s..s + v.len()
+            }
+            None => next_word()?,
+        };
+        let f = value(r)?;
+        let v = &text[f.span.clone()];
+        return (class == NameClass::Password || looks_random(v)).then_some(f);
+    }
+    // Short options of known clients.
+    if let Some(v) = flag_name.strip_prefix("-p").filter(|v| !v.is_empty())
+        && program(&["mysql", "mariadb", "mysqldump", "mysqladmin", "mariadb-dump", "mysqlimport", "mysqlshow"])
+    {
+        return value(end - v.len()..end);
+    }
+    if flag_name == "-p"
+        && program(&[
+            "sshpass",
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+            "docker",
+            "podman",
+            "nerdctl",
+            "helm",
+            "skopeo",
+            "buildah",
+            "htpasswd",
+        ])
+    {
+        return value(next_word()?);
+    }
+    if flag_name == "-a" && program(&["redis-cli", "keydb-cli", "valkey-cli"]) {
+        return value(next_word()?);
+    }
+    if (flag_name == "-u" || lower == "--user") && program(&["curl", "curlie", "http", "xh"]) {
+        let r = next_word()?;
+        let v = &text[r.clone()];
+        let (user, pass) = v.split_once(':')?;
+        let s = r.start + user.len() + 1;
+        if pass.len() >= 4 && !is_placeholder(pass) && !is_reference(pass) {
+            return Some(Found { span: s..s + pass.len(), kind: &CLI });
+        }
+    }
+    None
+}
+
+/// `name: DB_PASSWORD` … `value: s3cr3t` (Kubernetes env, ECS task definitions, .NET
+/// appSettings `key="ApiKey" value="…"`): the secret name is itself a value, and the secret
+/// follows in a `value` field on the same line or the next one.
+fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass, limit: usize) -> Option<Found> {
+    let b = text.as_bytes();
+    let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+    let before = text[line_start..start].trim_end_matches(['"', '\'', ' ', '\\']);
+    let before_l = before.to_ascii_lowercase();
+    if !(before_l.ends_with("name:")
+        || before_l.ends_with("name=")
+        || before_l.ends_with("key=")
+        || before_l.ends_with("key:"))
+    {
+        return None;
+    }
+    // Search the rest of this line and the next for `value`.
+    let mut stop = end;
+    let mut lines = 0;
+    while stop < b.len() && lines < 2 {
+        if b[stop] == b'\n' {
+            lines += 1;
+        }
+        stop += 1;
+    }
+    let _ = limit;
+    let hay = &text[end..stop];
+    let lower = hay.to_ascii_lowercase();
+    let at = lower.find("value")?;
+    let vs = end + at;
+    let ve = vs + "value".len();
+    let (span, quoted, op) = assigned_value(text, vs, ve, stop)?;
+    let v = &text[span.clone()];
+    judge(&text[start..end], class, v, quoted, op).map(|kind| Found { span, kind })
+}
+
+/// Whether `value`, written after a name of `class`, is a literal secret; and which kind.
+fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Option<&'static Kind> {
+    let v = value.trim();
+    if v.len() != value.len() && !quoted {
+        return None;
+    }
+    if v.len() < 6 || v.len() > 1000 || is_placeholder(v) || is_reference(v) || is_benign_shape(v) {
+        return None;
+    }
+    if v.chars().any(|c| c.is_control()) {
+        return None;
+    }
+    // Code, not a literal: a bare identifier or dotted path after `=` with spaces around it
+    // (`password = get_password`, `token: this.token`), a call, an expression.
+    let identifier = v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    if !quoted {
+        // Random-looking bare words are literals (`?token=q8Zt…`); others are names of things.
+        let code_like = identifier && (v.contains('.') || !looks_random(v));
+        match op {
+            Op::Assign | Op::Call => {
+                if code_like && !env_style(name) {
+                    return None;
+                }
+            }
+            Op::Colon => {
+                if identifier && (v.contains('.') || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit()))) {
+                    return None;
+                }
+            }
+            Op::Space | Op::Element => {}
+        }
+        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&']) {
+            return None;
+        }
+    }
+    if quoted && identifier && v.contains('.') && !v.chars().any(|c| c.is_ascii_digit()) {
+        // "config.password", "settings.db.token": a key path.
+        return None;
+    }
+    if v.contains(' ') && class != NameClass::Password {
+        return None;
+    }
+    if v.split_whitespace().count() > 3 {
+        // Prose: "Password must be at least 8 characters".
+        return None;
+    }
+    let lname = name.to_ascii_lowercase();
+    if (lname.contains("aws") || lname.contains("secret_access") || lname.contains("secretaccess"))
+        && v.len() == 40
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '/' || c == '+')
+        && looks_random(v)
+    {
+        return Some(&AWS_SECRET);
+    }
+    match class {
+        NameClass::Password => {
+            let words = v.split_whitespace().count();
+            if words > 1 && !looks_random(&v.replace(' ', "")) {
+                return None;
+            }
+            Some(&PASSWORD)
+        }
+        NameClass::Secret => {
+            if v.len() < 8 {
+                return None;
+            }
+            if is_uuid(v) {
+                return None;
+            }
+            // A random-looking value, or a long one of several character classes.
+            (looks_random(v) || (v.len() >= 12 && classes(v) >= 3)).then_some(&ASSIGNMENT)
+        }
+        NameClass::WeakKey => {
+            let hexy = v.chars().all(|c| c.is_ascii_hexdigit());
+            (v.len() >= 20 && !hexy && !is_uuid(v) && classes(v) >= 3 && crate::scanner::shannon(v) >= 3.8)
+                .then_some(&WEAK_KEY)
+        }
+    }
+}
+
+/// `DB_PASSWORD=x` (upper-case env style) takes a bare word as a literal.
+fn env_style(name: &str) -> bool {
+    name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn has_inner_upper(v: &str) -> bool {
+    v.chars().skip(1).any(|c| c.is_ascii_uppercase()) && v.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// How many of lower, upper, digit, symbol occur.
+fn classes(v: &str) -> usize {
+    let l = v.chars().any(|c| c.is_ascii_lowercase()) as usize;
+    let u = v.chars().any(|c| c.is_ascii_uppercase()) as usize;
+    let d = v.chars().any(|c| c.is_ascii_digit()) as usize;
+    let s = v.chars().any(|c| !c.is_ascii_alphanumeric()) as usize;
+    l + u + d + s
+}
+
+/// A machine-made value rather than a word: mixed classes, enough entropy for its length.
+pub(crate) fn looks_random(v: &str) -> bool {
+    let n = v.len();
+    if n < 8 {
+        return false;
+    }
+    let e = crate::scanner::shannon(v);
+    let hex = v.chars().all(|c| c.is_ascii_hexdigit());
+    if hex {
+        return n >= 16
+            && e >= 2.8
+            && v.chars().any(|c| c.is_ascii_digit())
+            && v.chars().any(|c| c.is_ascii_alphabetic());
+    }
+    let digits = v.chars().any(|c| c.is_ascii_digit());
+    let letters = v.chars().any(|c| c.is_ascii_alphabetic());
+    // Words glued by separators (`my-service-account`) are names, not keys.
+    if !digits && v.split(['-', '_', '.']).all(|p| p.chars().all(|c| c.is_ascii_lowercase())) {
+        return false;
+    }
+    letters && (digits || classes(v) >= 3) && e >= if n >= 20 { 3.3 } else { 2.8 }
+}
+
+fn is_uuid(v: &str) -> bool {
+    v.len() == 36
+        && v.chars()
+            .enumerate()
+            .all(|(i, c)| if [8, 13, 18, 23].contains(&i) { c == '-' } else { c.is_ascii_hexdigit() })
+}
+
+/// Values that are references to a secret kept elsewhere, or code.
+pub(crate) fn is_reference(v: &str) -> bool {
+    let l = v.to_ascii_lowercase();
+    l.starts_with('$')
+        || l.starts_with('%') && l.ends_with('%')
+        || l.starts_with("os.")
+        || l.starts_with("process.env")
+        || l.starts_with("env.")
+        || l.starts_with("env[")
+        || l.starts_with("env(")
+        || l.starts_with("getenv")
+        || l.starts_with("secrets.")
+        || l.starts_with("secret.")
+        || l.starts_with("vars.")
+        || l.starts_with("var.")
+        || l.starts_with("local.")
+        || l.starts_with("data.")
+        || l.starts_with("module.")
+        || l.starts_with("self.")
+        || l.starts_with("this.")
+        || l.starts_with("config.")
+        || l.starts_with("settings.")
+        || l.starts_with("params.")
+        || l.starts_with("props.")
+        || l.starts_with("vault:")
+        || l.starts_with("ref+")
+        || l.starts_with("arn:")
+        || l.starts_with("!ref")
+        || l.starts_with("!sub")
+        || l.starts_with("!getatt")
+        || l.starts_with("secretref")
+        || l.starts_with("op://")
+        || l.starts_with("sm://")
+        || l.starts_with("gcp:")
+        || l.starts_with("azurekeyvault")
+        || l.starts_with("@microsoft.keyvault")
+        || l.starts_with("file:")
+        || l.starts_with("env:")
+        || l.starts_with("keyring:")
+        || l.starts_with("{")
+        || l.contains("${")
+        || l.contains("{{")
+        || l.contains("#{")
+        || l.contains("%(")
+        || l.contains("<%")
+        || l.contains('(')
+}
+
+/// Hashes, identifiers, paths, URLs, numbers, booleans: never secrets by context.
+fn is_benign_shape(v: &str) -> bool {
+    let l = v.to_ascii_lowercase();
+    let path_like = v.starts_with('/')
+        || v.starts_with("./")
+        || v.starts_with("../")
+        || v.starts_with("~/")
+        || (v.len() > 2 && v.as_bytes()[1] == b':' && v.as_bytes()[2] == b'\\')
+        || (v.contains('/')
+            && !v.contains('+')
+            && !v.contains('=')
+            && v.rsplit('.')
+                .next()
+                .is_some_and(|ext| (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_lowercase())));
+    path_like
+        || l.starts_with("http://") && !l.contains('@')
+        || l.starts_with("https://") && !l.contains('@')
+        || l.starts_with("sha1-")
+        || l.starts_with("sha256-")
+        || l.starts_with("sha384-")
+        || l.starts_with("sha512-")
+        || l.starts_with("sha256:")
+        || l.starts_with("md5-")
+        || l.starts_with("data:")
+        || v.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c == '_' || c == ':')
+        || matches!(
+            l.as_str(),
+            "true"
+                | "false"
+                | "null"
+                | "none"
+                | "nil"
+                | "undefined"
+                | "required"
+                | "optional"
+                | "string"
+                | "yes"
+                | "no"
+                | "on"
+                | "off"
+                | "disabled"
+                | "enabled"
+                | "empty"
+                | "secret"
+                | "password"
+                | "token"
+        )
+        || (v.contains('@') && !v.contains(':') && v.contains('.') && !v.contains(' '))
+}
+
+/// Placeholders, templates and masked values.
+pub(crate) fn is_placeholder(s: &str) -> bool {
+    crate::scanner::is_placeholder(s)
+}
+
+/// Kubernetes Secret manifests (YAML or JSON): every `data:` value is base64 of a secret.
+/// A value counts when its key names a credential, when its decoded text holds a secret the
+/// scanner finds, or when the decoded value is itself random-looking.
+pub(crate) fn k8s_secret_data(text: &str, window: Range<usize>, inner: &dyn Fn(&str) -> bool, out: &mut Vec<Found>) {
+    let w = &text[window.clone()];
+    let lower = w.to_ascii_lowercase();
+    let Some(kind_at) = lower.find("kind: secret").or_else(|| lower.find("\"kind\": \"secret\"")) else { return };
+    // The document holding `kind: Secret`: from the previous `---` to the next.
+    let doc_start = lower[..kind_at].rfind("\n---").map_or(0, |k| k + 4);
+    let doc_end = lower[kind_at..].find("\n---").map_or(w.len(), |k| kind_at + k);
+    let doc = &w[doc_start..doc_end];
+    let mut in_data: Option<usize> = None;
+    let mut off = window.start + doc_start;
+    for line in doc.split_inclusive('\n') {
+        let here = off;
+        off += line.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        let indent = content.len() - content.trim_start().len();
+        let t = content.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(d) = in_data
+            && indent <= d
+        {
+            in_data = None;
+        }
+        if t == "data:" || t.starts_with("\"data\": {") || t == "binaryData:" {
+            in_data = Some(indent);
+            continue;
+        }
+        if in_data.is_none() {
+            continue;
+        }
+        let Some((k, v)) = t.split_once(':') else { continue };
+        let key = k.trim().trim_matches('"');
+        let v = v.trim().trim_end_matches(',').trim_matches('"');
+        if v.len() < 8 || !v.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')) {
+            continue;
+        }
+        let Some(decoded) = decode_base64(v) else { continue };
+        let Ok(plain) = std::str::from_utf8(&decoded) else { continue };
+        let plain = plain.trim_end_matches('\n');
+        let by_name = classify_name(key).is_some() && plain.len() >= 6 && !is_placeholder(plain);
+        let random = plain.len() >= 16 && looks_random(plain) && !plain.contains(' ');
+        if by_name || random || inner(plain) {
+            let at = here + (line.find(v).unwrap_or(0));
+            out.push(Found { span: at..at + v.len(), kind: &K8S_SECRET });
+        }
+    }
+}
+
+/// Standard or URL-safe base64, padded or not; `None` if it is not.
+pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_every_style() {
+        assert_eq!(words("dbPassword"), ["db", "password"]);
+        assert_eq!(words("API_KEY"), ["api", "key"]);
+        assert_eq!(words("x-api-key"), ["x", "api", "key"]);
+        assert_eq!(words("APIKey"), ["api", "key"]);
+        assert_eq!(words("password2"), ["password", "2"]);
+        assert_eq!(words("spring.datasource.password"), ["spring", "datasource", "password"]);
+    }
+
+    #[test]
+    fn names_are_classified() {
+        for n in
+            ["password", "DB_PASSWORD", "dbPass", "db_pass", "PGPASSWORD", "mysql_pwd", "passphrase", "smtpPassword"]
+        {
+            assert_eq!(classify_name(n), Some(NameClass::Password), "{n}");
+        }
+        for n in [
+            "api_key",
+            "apiKey",
+            "X-API-KEY",
+            "client_secret",
+            "SECRET_KEY_BASE",
+            "access_token",
+            "authToken",
+            "GITHUB_TOKEN",
+            "AccountKey",
+            "auth",
+            "_authToken",
+            "signing_key",
+            "credentials",
+        ] {
+            assert_eq!(classify_name(n), Some(NameClass::Secret), "{n}");
+        }
+        for n in [
+            "token_url",
+            "password_length",
+            "max_tokens",
+            "tokenizer",
+            "key_id",
+            "public_key",
+            "next_token",
+            "secret_name",
+            "passthrough",
+            "author",
+            "keyboard",
+            "monkey",
+            "auth_url",
+            "cache_key",
+            "sort_key",
+            "pass_through",
+            "password_hash",
+            "csrf_token",
+            "keys",
+            "compass",
+            "bypass",
+        ] {
+            assert_eq!(classify_name(n), None, "{n}");
+        }
+        assert_eq!(classify_name("key"), Some(NameClass::WeakKey));
+    }
+
+    fn found(text: &str) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (s, line) in text.split_inclusive('\n').scan(0, |at, l| {
+            let s = *at;
+            *at += l.len();
+            Some((s, l))
+        }) {
+            find(text, s..s + line.trim_end_matches('\n').len(), &mut out);
+        }
+        out.into_iter().map(|f| (f.kind.id, text[f.span].to_string())).collect()
+    }
+
+    #[test]
+    fn values_in_every_syntax() {
+        let v = "q8ZtL2mVx7KcR4pN";
+        for t in [
+            format!("API_KEY={v}"),
+            format!("export API_TOKEN=\"{v}\""),
+            format!("api_key: {v}"),
+            format!("\"apiKey\": \"{v}\","),
+            format!("api_key = \"{v}\""),
+            format!("apiKey := \"{v}\""),
+            format!("String apiKey = \"{v}\";"),
+            format!(":api_key => '{v}'"),
+            format!("ENV API_TOKEN {v}"),
+            format!("ENV API_TOKEN={v}"),
+            format!("<apiKey>{v}</apiKey>"),
+            format!("client.setApiKey(\"{v}\")"),
+            format!("{{\\\"token\\\": \\\"{v}\\\"}}"),
+            format!("https://api.example.com/v1?access_token={v}&x=1"),
+            format!("Server=db;User Id=app;Password={v};"),
+            format!("- name: API_TOKEN\n  value: \"{v}\""),
+            format!("<add key=\"ApiKey\" value=\"{v}\" />"),
+            format!("mysql -u root -p{v} db"),
+            format!("sshpass -p '{v}' ssh host"),
+            format!("redis-cli -a {v} ping"),
+            format!("tool --api-token {v}"),
+            format!("tool --password={v}"),
+            format!("curl -u admin:{v} https://x"),
+            format!("Authorization: Bearer {v}abc"),
+            format!("machine api.example.com login me password {v}"),
+        ] {
+            let got = found(&t);
+            assert!(got.iter().any(|(_, s)| s.starts_with(v)), "missed in {t:?}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn decoys_stay_quiet() {
+        for t in [
+            "password = get_password()",
+            "token = self.token",
+            "api_key = config.api_key",
+            "password: ${DB_PASSWORD}",
+            "token_count = 123456789",
+            "secret_name: prod-db-credentials",
+            "password_file = /run/secrets/db_password.txt",
+            "key = 'user_profile_cache'",
+            "token = 550e8400-e29b-41d4-a716-446655440000",
+            "public_key = 'AAAAC3NzaC1lZDI1NTE5AAAAIHmR3'",
+            "tokenizer = AutoTokenizer.from_pretrained(name)",
+            "password = os.environ['DB_PASSWORD']",
+            "\"integrity\": \"sha512-r3GwnPFYhvmuTtiLOfYczUJ4zIKdztgacm06EMXQdYG6\"",
+            "if password == 'x1y2z3w4v5':",
+            "auth_url = https://login.example.com/oauth",
+            "mysql -u root -p db",
+            "Password must be at least 8 characters long",
+            "let key = map.get(&id);",
+            "secretKeyRef: {name: db, key: password}",
+        ] {
+            let got = found(t);
+            assert!(got.is_empty(), "{t:?} flagged {got:?}");
+        }
+    }
+
+    #[test]
+    fn basic_auth_must_decode_to_user_and_password() {
+        assert!(basic_credentials("YWRtaW46czNjcjN0UGFzcw=="));
+        assert!(!basic_credentials("bm90aGluZw=="));
+    }
+}
