@@ -43,6 +43,7 @@ codes! {
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
+    SECRET_IN_OUTGOING = "secret-in-outgoing": "What a command would send holds a secret: the staged changes of `git commit`, the commits `git push` would publish (not yet on a remote), a file that `gh` or an HTTP client would upload (`--body-file`, `gh gist create`, `curl -d @file`, `-T`). Critical secrets deny, high ones ask; the reason names file, line and kind, never the value.";
     VULNERABLE_DEPENDENCY = "vulnerable-dependency": "The call adds or changes a dependency (crates.io, npm, PyPI, Go; by command or manifest/lockfile edit) whose version, or the lowest version its requirement admits, has a known advisory in the offline OSV data: `[advisories] action` (ask), deny from `deny_cvss` (9.0); the reason names the fixed version. Data that cannot be read asks.";
     APPROVAL_DRIFT = "approval-drift": "The control plane (policy files, the loopguard binary and hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`) no longer matches the hashes a human approved with `loopguard approve`: every call that writes or runs is denied and the `approval_drift` breaker trips (read-only) until a human re-approves.";
     ADVISORY_DATA_MISSING = "advisory-data-missing": "The call changes dependencies and no advisory data is imported, and `[advisories] missing` says to ask or deny (the default, allow, only notes it in the audit).";
@@ -134,6 +135,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_HIDDEN_CODE,
     PATH_HARDLINK,
     SECRET_IN_ARGUMENTS,
+    SECRET_IN_OUTGOING,
     CONFIRMATION_REQUIRED,
     SSRF_INTERNAL,
     NETWORK_REMOTE_WRITE,
@@ -186,6 +188,7 @@ pub const BACKSTOPS: &[&str] = &[
     TOOL_INPUT_INVALID,
     SELF_PROTECTION,
     SECRET_IN_ARGUMENTS,
+    SECRET_IN_OUTGOING,
     BREAKER_STOPPED,
     BREAKER_REQUIRE_APPROVAL,
     AUTONOMY_EXCEEDED,

@@ -110,12 +110,35 @@ pub fn scan_paths(
 }
 
 /// Scans the lines a unified diff adds (`+` lines), reporting each finding at its line in the
-/// new file.
+/// new file. Consecutive added lines are scanned together, so a key spread over lines (a PEM
+/// block, a name on one line and its value on the next) is found as it would be in the file.
 pub fn scan_diff(scanner: &Scanner, diff: &str) -> Vec<FileFinding> {
     let mut out = Vec::new();
     let mut file = PathBuf::new();
     let mut new_line = 0usize;
+    // The run of added lines being collected: its text and its first line in the new file.
+    let mut run = String::new();
+    let mut run_start = 0usize;
+    let flush = |run: &mut String, start: usize, file: &Path, out: &mut Vec<FileFinding>| {
+        if !run.is_empty() {
+            for mut f in scan_text(scanner, file, run) {
+                f.finding.line = start + f.finding.line - 1;
+                out.push(f);
+            }
+            run.clear();
+        }
+    };
     for line in diff.lines() {
+        if let Some(added) = line.strip_prefix('+').filter(|_| !line.starts_with("+++ ")) {
+            if run.is_empty() {
+                run_start = new_line;
+            }
+            run.push_str(added);
+            run.push('\n');
+            new_line += 1;
+            continue;
+        }
+        flush(&mut run, run_start, &file, &mut out);
         if let Some(f) = line.strip_prefix("+++ ") {
             file = PathBuf::from(f.strip_prefix("b/").unwrap_or(f));
         } else if line.starts_with("@@") {
@@ -126,15 +149,15 @@ pub fn scan_diff(scanner: &Scanner, diff: &str) -> Vec<FileFinding> {
                 .and_then(|w| w[1..].split(',').next())
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(1);
-        } else if let Some(added) = line.strip_prefix('+') {
-            for mut f in scan_text(scanner, &file, added) {
-                f.finding.line = new_line;
-                out.push(f);
-            }
-            new_line += 1;
-        } else if !line.starts_with('-') && !line.starts_with('\\') {
+        } else if !line.starts_with('-')
+            && !line.starts_with('\\')
+            && !line.starts_with("diff ")
+            && !line.starts_with("index ")
+            && !line.starts_with("commit ")
+        {
             new_line += 1;
         }
     }
+    flush(&mut run, run_start, &file, &mut out);
     out
 }

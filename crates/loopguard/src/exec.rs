@@ -52,10 +52,15 @@ impl Profile {
     }
 }
 
-/// Whether an environment variable name looks like a credential. Long markers match anywhere
-/// (`MYTOKEN`, `DB_PASSWORD`); short ones only as a word of the name (`API_KEY`, `OPENAI_APIKEY`,
-/// `X_AUTH`, but not `GIT_AUTHOR_NAME` or `KEYBOARD`).
+/// Whether an environment variable name looks like a credential: every name the secret
+/// detector weighs as a credential name ([`loopguard_secrets::is_secret_name`], the same
+/// knowledge that finds `DB_PASSWORD=…` in text), and more, since dropping a variable costs
+/// little: long markers anywhere (`MYTOKEN`), short ones as a word (`API_KEY`, `X_AUTH`, but not
+/// `GIT_AUTHOR_NAME` or `KEYBOARD`), and the cloud CLIs' prefixes.
 pub fn is_credential_name(name: &str) -> bool {
+    if loopguard_secrets::is_secret_name(name) && name != "PWD" && name != "OLDPWD" {
+        return true;
+    }
     let n = name.to_ascii_uppercase();
     const ANYWHERE: &[&str] = &["SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE", "APIKEY"];
     const PREFIXES: &[&str] = &["AWS_", "AZURE_", "GOOGLE_", "GCP_", "GCLOUD_", "DOCKER_", "NPM_", "PYPI_", "TWINE_"];
@@ -831,8 +836,17 @@ mod tests {
         assert_eq!(kept, ["PATH", "HOME", "AWS_REGION", "LANG"]);
         let kept: Vec<String> = scrubbed(vars, &["AWS_REGION".into()], true).into_iter().map(|(k, _)| k).collect();
         assert_eq!(kept, ["PATH", "HOME", "LANG"], "a revocation overrides the allowlist");
-        for name in ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "KEYBOARD_LAYOUT", "PWD", "OLDPWD", "AUTHOR", "CARGO_HOME"]
-        {
+        for name in [
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "KEYBOARD_LAYOUT",
+            "PWD",
+            "OLDPWD",
+            "AUTHOR",
+            "CARGO_HOME",
+            "HISTCONTROL",
+            "PAGER",
+        ] {
             assert!(!is_credential_name(name), "{name}");
         }
         for name in [
@@ -847,6 +861,8 @@ mod tests {
             "MYTOKEN",
             "SIGNING_KEY",
             "KEY",
+            "SMTP_PW",
+            "dbPassphrase",
         ] {
             assert!(is_credential_name(name), "{name}");
         }

@@ -20,6 +20,7 @@ pub mod install;
 pub mod keys;
 pub mod merge_check;
 pub mod operator;
+pub mod outgoing;
 pub mod packs_report;
 pub mod preview;
 pub mod scan;

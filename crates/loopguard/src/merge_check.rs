@@ -4,17 +4,10 @@
 use loopguard_core::Policy;
 use loopguard_core::merge::{FileChange, MergeReport, classify};
 use std::path::Path;
-use std::process::Command;
 
 fn git(repo: &Path, args: &[&str]) -> Result<std::process::Output, String> {
-    Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))
+    // Nothing of the repository runs (hooks, fsmonitor, filters): see `safe_git`.
+    loopguard_core::checks::shell::safe_git(repo).args(args).output().map_err(|e| format!("cannot run git: {e}"))
 }
 
 fn git_ok(repo: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
@@ -38,7 +31,10 @@ pub fn changes(repo: &Path, range: &str, policy: &Policy, home: Option<&Path>) -
         let [status, path] = pair else { return Err("unexpected `git diff --name-status` output".into()) };
         let path = String::from_utf8_lossy(path).into_owned();
         let status = status.first().map_or('?', |b| *b as char);
-        let diff = git_ok(repo, &["diff", "--no-renames", "-U0", "--no-color", "--no-ext-diff", range, "--", &path])?;
+        let diff = git_ok(
+            repo,
+            &["diff", "--no-renames", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", range, "--", &path],
+        )?;
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for line in String::from_utf8_lossy(&diff).lines() {
             if line.starts_with("---") || line.starts_with("+++") {

@@ -367,6 +367,66 @@ fn merge_gate(
     )
 }
 
+/// Secrets in what a shell command would send (see `crate::outgoing`): the staged diff of a
+/// commit, the commits of a push, files an upload reads. Critical findings deny; the rest add up
+/// against `[secrets] ask_score` like the arguments' own findings.
+fn outgoing_gate(
+    decision: Decision,
+    tool: &str,
+    input: &Value,
+    cwd: &std::path::Path,
+    home: Option<&std::path::Path>,
+    policy: &Policy,
+) -> Decision {
+    // Also on a call denied for another reason: the agent learns every reason at once.
+    if tool != "Bash" {
+        return decision;
+    }
+    let Some(command) = input.get("command").and_then(Value::as_str) else { return decision };
+    let scanner = loopguard_secrets::Scanner::builtin();
+    let mut decision = decision;
+    let mut score = 0u32;
+    let mut lesser = Vec::new();
+    for payload in crate::outgoing::payloads(command, cwd, home) {
+        let what = crate::outgoing::what(&payload);
+        if let crate::outgoing::Payload::Unreadable { why, .. } = &payload {
+            decision = decision.escalate(Reason::new(
+                SECRET_IN_OUTGOING,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("loopguard could not read {what} to check it for secrets ({why}); a human decides."),
+            ));
+            continue;
+        }
+        for (at, f) in crate::outgoing::scan(&payload, scanner) {
+            let found = format!("{} (`{}`) at {at}", f.description, f.rule);
+            if f.severity == loopguard_secrets::Severity::Critical {
+                decision = decision.escalate_to_deny(
+                    Reason::new(SECRET_IN_OUTGOING, Verdict::Deny, RiskLevel::Critical, format!("{what} would send a {found}."))
+                        .with_remedy("remove the secret (and rotate it if it was ever pushed), read it from the environment or a secret store instead, then try again."),
+                );
+            } else {
+                score = score.saturating_add(f.severity.weight());
+                lesser.push(format!("{found} in {what}"));
+            }
+        }
+    }
+    if score >= policy.secrets_ask_score() && !lesser.is_empty() {
+        decision = decision.escalate(
+            Reason::new(
+                SECRET_IN_OUTGOING,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("the command would send what looks like secrets: {}.", lesser.join("; ")),
+            )
+            .with_remedy(
+                "check that these values are not live credentials; remove them or keep them out of what is sent.",
+            ),
+        );
+    }
+    decision
+}
+
 /// The dependency advisory gate: a call that adds or changes a dependency with a known advisory
 /// (crates.io, npm, PyPI, Go) is asked about or denied per `[advisories]`. The store is read only
 /// for such calls. Returns the decision and a note for the audit and the human (missing or
@@ -521,6 +581,7 @@ fn pre_tool_use(ev: &Event<'_>, env: &Env) -> HookOutcome {
                     );
                 let result = loopguard_core::permissions::PermissionChecker::new(policy).check(&call, &ctx);
                 let decision = merge_gate(result.full, tool, input, &p.workspace, policy, env.home.as_deref());
+                let decision = outgoing_gate(decision, tool, input, &ev.cwd, env.home.as_deref(), policy);
                 let (decision, adv_note) = advisory_gate(decision, tool, input, &ev.cwd, &p.state, policy.advisories());
                 let decision = approval_gate(decision, &drift);
                 // Allowed only confined (a grant or yolo let code the analysis cannot see into
