@@ -671,7 +671,7 @@ pub(crate) fn find(text: &str, window: Range<usize>, out: &mut Vec<Found>) {
                 continue;
             }
         }
-        if let Some(f) = name_value_pair(text, start, i, class, window.end) {
+        if let Some(f) = name_value_pair(text, start, i, class) {
             out.push(f);
             i = f_end(out);
         }
@@ -782,11 +782,14 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     if op == Op::Call {
         return None;
     }
-    // A bare value ends at whitespace or a separator of the syntax around it.
+    // A bare value ends at whitespace or a separator of the syntax around it; `&` only in a
+    // query string (`?user=a&password=b`), not in a `.env` or properties value.
+    let query = name_start > 0 && matches!(b[name_start - 1], b'?' | b'&');
     let s = j;
     let mut k = s;
     while k < limit
-        && !matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b'&' | b'"' | b'\'' | b'`' | b'<' | b'[' | b'(')
+        && !matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b'"' | b'\'' | b'`' | b'<' | b'[' | b'(')
+        && !(query && b[k] == b'&')
     {
         if b[k] == b'\\' && b.get(k + 1).is_some_and(|c| matches!(c, b'n' | b'"' | b't' | b'r')) {
             break;
@@ -807,18 +810,19 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
 /// `NAME value` without an operator: Dockerfile `ENV`/`ARG`, netrc `password value`, `set`.
 fn space_assign_ok(text: &str, name_start: usize) -> bool {
     let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
-    let before = text[line_start..name_start].trim_start_matches(['+', '-', ' ', '\t']);
-    let lower = before.to_ascii_lowercase();
-    lower == "env "
-        || lower == "arg "
-        || lower.starts_with("machine ")
-        || lower.ends_with("login ")
-        || lower.is_empty() && {
-            // netrc on its own line: `password s3cr3t`
-            text[name_start..].to_ascii_lowercase().starts_with("password ")
-        }
-        || lower.ends_with(" login ")
-        || lower.starts_with("default ")
+    let lower = text[line_start..name_start].to_ascii_lowercase();
+    let word_before = lower.trim_end().rsplit(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '+')).next();
+    if matches!(word_before, Some("env" | "arg")) {
+        // Dockerfile `ENV NAME value` (also inside a diff or a JSON string).
+        return true;
+    }
+    // netrc: `machine host login user password value`, `default login user password value`.
+    let name = text[name_start..].to_ascii_lowercase();
+    (name.starts_with("password ") || name.starts_with("passwd "))
+        && (lower.contains("machine ")
+            || lower.contains("login ")
+            || lower.contains("default ")
+            || lower.trim().is_empty())
 }
 
 /// After `Authorization`/`X-Api-Key`-like header names: `: Bearer v`, `= "Basic v"`.
@@ -936,7 +940,7 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
     let before = text[line_start..start].to_ascii_lowercase();
     let program = |names: &[&str]| {
         before.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '[' || c == ',').any(|w| {
-            let w = w.trim_matches(|c: char| c == '"' || c == '\'');
+            let w = w.trim_matches(|c: char| c == '"' || c == '\'').trim_start_matches('+');
             let base = w.rsplit('/').next().unwrap_or(w);
             names.contains(&base)
         })
@@ -995,10 +999,15 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
         return (class == NameClass::Password || looks_random(v)).then_some(f);
     }
     // Short options of known clients.
-    if let Some(v) = flag_name.strip_prefix("-p").filter(|v| !v.is_empty())
+    if flag_name.len() > 2
+        && flag_name.starts_with("-p")
         && program(&["mysql", "mariadb", "mysqldump", "mysqladmin", "mariadb-dump", "mysqlimport", "mysqlshow"])
     {
-        return value(end - v.len()..end);
+        // `-pSECRET`: the value runs to the end of the word, whatever it holds.
+        let s = start + 2;
+        let e =
+            text[s..limit].find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '\\')).map_or(limit, |k| s + k);
+        return value(s..e);
     }
     if flag_name == "-p"
         && program(&[
@@ -1038,36 +1047,50 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
 /// `name: DB_PASSWORD` … `value: s3cr3t` (Kubernetes env, ECS task definitions, .NET
 /// appSettings `key="ApiKey" value="…"`): the secret name is itself a value, and the secret
 /// follows in a `value` field on the same line or the next one.
-fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass, limit: usize) -> Option<Found> {
+fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass) -> Option<Found> {
     let b = text.as_bytes();
     let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
     let before = text[line_start..start].trim_end_matches(['"', '\'', ' ', '\\']);
     let before_l = before.to_ascii_lowercase();
-    if !(before_l.ends_with("name:")
+    let pair = before_l.ends_with("name:")
         || before_l.ends_with("name=")
         || before_l.ends_with("key=")
-        || before_l.ends_with("key:"))
-    {
+        || before_l.ends_with("key:");
+    // HCL: `variable "db_password" {` … `default = "…"`.
+    let label = before_l.ends_with("variable")
+        && text[end..].trim_start_matches(['"', '\\']).trim_start_matches(' ').starts_with('{');
+    if !pair && !label {
         return None;
     }
-    // Search the rest of this line and the next for `value`.
+    // Search the rest of this line and the next few for the value field.
     let mut stop = end;
     let mut lines = 0;
-    while stop < b.len() && lines < 2 {
+    while stop < b.len() && lines < if label { 4 } else { 2 } {
         if b[stop] == b'\n' {
             lines += 1;
         }
         stop += 1;
     }
-    let _ = limit;
-    let hay = &text[end..stop];
-    let lower = hay.to_ascii_lowercase();
-    let at = lower.find("value")?;
-    let vs = end + at;
-    let ve = vs + "value".len();
-    let (span, quoted, op) = assigned_value(text, vs, ve, stop)?;
-    let v = &text[span.clone()];
-    judge(&text[start..end], class, v, quoted, op).map(|kind| Found { span, kind })
+    let lower = text[end..stop].to_ascii_lowercase();
+    let fields: &[&str] = if label { &["default"] } else { &["value"] };
+    for field in fields {
+        let mut from = 0;
+        while let Some(k) = lower[from..].find(field) {
+            let vs = end + from + k;
+            let ve = vs + field.len();
+            from += k + field.len();
+            let bounded = (vs == 0 || !b[vs - 1].is_ascii_alphanumeric())
+                && b.get(ve).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_');
+            if !bounded {
+                continue;
+            }
+            if let Some((span, quoted, op)) = assigned_value(text, vs, ve, stop) {
+                let v = &text[span.clone()];
+                return judge(&text[start..end], class, v, quoted, op).map(|kind| Found { span, kind });
+            }
+        }
+    }
+    None
 }
 
 /// Whether `value`, written after a name of `class`, is a literal secret; and which kind.
@@ -1101,7 +1124,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             }
             Op::Space | Op::Element => {}
         }
-        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&']) {
+        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&']) || v.contains('(') {
             return None;
         }
     }
@@ -1243,7 +1266,6 @@ pub(crate) fn is_reference(v: &str) -> bool {
         || l.contains("#{")
         || l.contains("%(")
         || l.contains("<%")
-        || l.contains('(')
 }
 
 /// Hashes, identifiers, paths, URLs, numbers, booleans: never secrets by context.
@@ -1293,7 +1315,17 @@ fn is_benign_shape(v: &str) -> bool {
                 | "password"
                 | "token"
         )
-        || (v.contains('@') && !v.contains(':') && v.contains('.') && !v.contains(' '))
+        || is_email(v)
+}
+
+/// `name@example.com`.
+fn is_email(v: &str) -> bool {
+    let Some((local, domain)) = v.split_once('@') else { return false };
+    !local.is_empty()
+        && local.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-'))
+        && domain.contains('.')
+        && domain.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+        && domain.rsplit('.').next().is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
 }
 
 /// Placeholders, templates and masked values.

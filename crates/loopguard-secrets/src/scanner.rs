@@ -661,23 +661,12 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
 /// the structure exactly: the host needs its own response shape back.
 pub fn redact_json(v: &serde_json::Value, scanner: &Scanner) -> (serde_json::Value, usize) {
     fn secret_key(k: &str) -> bool {
+        // The detector's own name knowledge (`DB_PASSWORD`, `apiKey`, `client_secret`, not
+        // `max_tokens` or `token_url`), and the header that carries credentials.
         let l = k.to_ascii_lowercase();
-        [
-            "password",
-            "passwd",
-            "secret",
-            "token",
-            "api_key",
-            "apikey",
-            "private_key",
-            "access_key",
-            "authorization",
-            "credential",
-        ]
-        .iter()
-        .any(|s| l.contains(s))
-            && !l.ends_with("_count")
-            && !l.ends_with("tokens")
+        crate::context::classify_name(k).is_some_and(|c| c != crate::context::NameClass::WeakKey)
+            || l == "authorization"
+            || l == "proxy-authorization"
     }
     fn walk(v: &serde_json::Value, s: &Scanner, n: &mut usize, under_secret_key: bool) -> serde_json::Value {
         match v {

@@ -13,7 +13,20 @@ fn secret() -> impl Strategy<Value = String> {
         "[A-Za-z0-9]{24}".prop_filter("mixed", |s| mixed(s)).prop_map(|s| format!("sk_live_{s}")),
         "[A-Za-z0-9]{16}".prop_filter("mixed", |s| mixed(s)).prop_map(|s| format!("postgres://app:{s}@db:5432/x")),
         "[A-Za-z0-9]{20}".prop_filter("mixed", |s| mixed(s)).prop_map(|s| format!("password = \"{s}9!\"")),
+        // Secret only by context: a bearer token, an AWS secret key next to its name, a hex API key.
+        "[A-Za-z0-9]{32}"
+            .prop_filter("mixed", |s| mixed(s) && s.chars().any(|c| c.is_ascii_digit()))
+            .prop_map(|s| format!("Authorization: Bearer {s}")),
+        "[A-Za-z0-9/+]{40}"
+            .prop_filter("mixed", |s| mixed(s) && s.chars().any(|c| c.is_ascii_digit()))
+            .prop_map(|s| format!("AWS_SECRET_ACCESS_KEY={s}")),
+        "[0-9a-f]{32}".prop_filter("mixed", |s| mixed_hex(s)).prop_map(|s| format!("api_key: \"{s}\"")),
     ]
+}
+
+fn mixed_hex(s: &str) -> bool {
+    let distinct: std::collections::HashSet<char> = s.chars().collect();
+    distinct.len() >= 10 && s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 fn mixed(s: &str) -> bool {

@@ -70,6 +70,7 @@ on_every_client!(
     project_policy_with_a_syntax_error_denies,
     sees_tool_output_with_secrets_redacted,
     sees_mcp_results_with_secrets_redacted,
+    contextual_secrets_are_redacted_and_a_staged_token_is_not_committed,
     bash_runs_in_the_kernel_sandbox_with_wrap_bash,
     vulnerable_dependency_is_denied_and_a_stale_data_note_passes,
     approval_drift_denies_the_write,
@@ -273,6 +274,58 @@ fn sees_tool_output_with_secrets_redacted(claude: &Claude) {
     for r in &run.requests {
         assert!(!r.to_string().contains(&gh), "the token reached the API");
     }
+}
+
+/// Secrets only secret by context (a bearer token, an AWS secret key after its name) in a Bash
+/// result reach the model redacted; a commit of a staged token is refused before it runs.
+fn contextual_secrets_are_redacted_and_a_staged_token_is_not_committed(claude: &Claude) {
+    let mut sb = Sandbox::new();
+    commit_identity(&mut sb);
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    // Built at run time so the source holds no literal secret.
+    let bearer: String = "Kp7Vx2Qm9Lr4Tn8Zc3Wd6Hs1Jf5Gb0Ya".chars().rev().collect();
+    let aws_secret: String = "nyVmihA+2O76UMFxFkM+R5Kjp1vRt/1fjORS+6il".chars().rev().collect();
+    let gh = format!("ghp_{}", "R8mZq2VtLx7KcN4pWb9Hs3Jd6Fg1Ay5Eu0To");
+    sb.write(
+        "app.log",
+        &format!("GET /v1/jobs 200\n> Authorization: Bearer {bearer}\nAWS_SECRET_ACCESS_KEY={aws_secret}\ndone\n"),
+    );
+    sb.write("settings.py", &format!("DEBUG = True\nGITHUB_TOKEN = \"{gh}\"\n"));
+    for args in
+        [&["init", "-q", "-b", "main"][..], &["add", "app.log"], &["commit", "-qm", "log"], &["add", "settings.py"]]
+    {
+        let st = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&sb.ws)
+            .envs(sb.extra_env.clone())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    }
+    let run = run_claude(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "cat app.log", "description": "show the log"}},
+            {"tool": "Bash", "input": {"command": "git commit -m 'settings'", "description": "commit"}},
+            {"text": "finished"}
+        ]),
+    );
+    let (log, is_error) = tool_result(&run, "toolu_e2e_0").expect("a result for the cat");
+    assert!(!is_error && log.contains("GET /v1/jobs 200") && log.contains("done"), "{log}");
+    assert!(
+        log.contains("[REDACTED:authorization-header]") && log.contains("[REDACTED:aws-secret-access-key]"),
+        "{log}"
+    );
+    let (commit, is_error) = tool_result(&run, "toolu_e2e_1").expect("a result for the commit");
+    assert!(is_error && commit.contains("[secret-in-outgoing]") && commit.contains("settings.py:2"), "{commit}");
+    for r in &run.requests {
+        let t = r.to_string();
+        assert!(!t.contains(&bearer) && !t.contains(&aws_secret) && !t.contains(&gh), "a secret reached the API");
+    }
+    // The commit did not happen.
+    let head = std::process::Command::new("git").args(["log", "--oneline"]).current_dir(&sb.ws).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&head.stdout).lines().count(), 1, "the refused commit ran");
 }
 
 fn sees_mcp_results_with_secrets_redacted(claude: &Claude) {
