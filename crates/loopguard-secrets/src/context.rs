@@ -633,16 +633,21 @@ pub(crate) fn find(text: &str, window: Range<usize>, out: &mut Vec<Found>) {
             start += 1;
         }
         let name = &text[start..i];
-        let lower = name.to_ascii_lowercase();
-        if lower == "bearer" || lower == "basic" || lower == "token" {
+        // Most identifiers name nothing secret: decide that without allocating.
+        if !KEYWORD_STEMS.iter().any(|k| contains_ci(name.as_bytes(), k.as_bytes())) {
+            continue;
+        }
+        for scheme in ["bearer", "basic", "token"] {
             // A scheme followed by a credential: `Bearer abc…` anywhere (logs, headers).
-            if let Some(f) = scheme_value(text, i, window.end, &lower) {
+            if name.eq_ignore_ascii_case(scheme)
+                && let Some(f) = scheme_value(text, i, window.end, scheme)
+            {
                 out.push(f);
-                i = f_end(out);
-                continue;
+                break;
             }
         }
-        if !KEYWORD_STEMS.iter().any(|k| lower.contains(k)) {
+        if out.last().is_some_and(|f| f.span.start >= i) {
+            i = f_end(out);
             continue;
         }
         let dashes = name.starts_with('-');
@@ -678,12 +683,18 @@ pub(crate) fn find(text: &str, window: Range<usize>, out: &mut Vec<Found>) {
     }
 }
 
+/// Whether `hay` contains `needle` (lowercase) ignoring ASCII case.
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
 fn f_end(out: &[Found]) -> usize {
     out.last().map_or(0, |f| f.span.end)
 }
 
 /// Stems whose presence in an identifier makes it worth parsing.
-const KEYWORD_STEMS: &[&str] = &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "-p", "-a", "-u"];
+const KEYWORD_STEMS: &[&str] =
+    &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "basic", "-p", "-a", "-u"];
 
 /// How a value was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -796,7 +807,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         }
         k += 1;
     }
-    if k < limit && matches!(b[k], b'[' | b'(') {
+    if k < limit && matches!(b[k], b'[' | b'(' | b'<') {
         // A bare word followed by an index or a call is code: `request.form['password']`.
         return None;
     }
@@ -908,20 +919,27 @@ fn scheme_value(text: &str, end: usize, limit: usize, scheme: &str) -> Option<Fo
         return None;
     }
     let ok = match scheme {
-        "basic" => basic_credentials(v) || (v.len() >= 16 && looks_random(v)),
+        // Decoded `user:password` decides; what does not decode to text may still be a key.
+        "basic" => match basic_decoded(v) {
+            Some(text) => text.split_once(':').is_some_and(|(_, p)| p.len() >= 3 && !is_placeholder(p)),
+            None => v.len() >= 16 && looks_random(v),
+        },
         _ => looks_random(v) && v.len() >= 16,
     };
     ok.then_some(Found { span: s..s + v.len(), kind: &AUTH_HEADER })
 }
 
-/// Basic credentials: base64 of `user:password`.
+/// Basic credentials: the text base64 decodes to, if it is printable text with a colon.
+fn basic_decoded(v: &str) -> Option<String> {
+    let d = decode_base64(v)?;
+    let s = String::from_utf8(d).ok()?;
+    (s.contains(':') && s.chars().all(|c| !c.is_control())).then_some(s)
+}
+
+/// Basic credentials: base64 of `user:password` with a real password.
+#[cfg(test)]
 fn basic_credentials(v: &str) -> bool {
-    decode_base64(v).is_some_and(|d| {
-        std::str::from_utf8(&d).is_ok_and(|s| {
-            s.split_once(':').is_some_and(|(_, p)| p.len() >= 3 && !is_placeholder(p))
-                && s.chars().all(|c| !c.is_control())
-        })
-    })
+    basic_decoded(v).is_some_and(|s| s.split_once(':').is_some_and(|(_, p)| p.len() >= 3 && !is_placeholder(p)))
 }
 
 /// Options of command-line clients that carry a credential: `--password X`, `--password=X`,
@@ -1102,7 +1120,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
     if v.len() < 6 || v.len() > 1000 || is_placeholder(v) || is_reference(v) || is_benign_shape(v) {
         return None;
     }
-    if v.chars().any(|c| c.is_control()) {
+    if v.chars().any(|c| c.is_control()) || is_code_shape(v, quoted) {
         return None;
     }
     // Code, not a literal: a bare identifier or dotted path after `=` with spaces around it
@@ -1211,7 +1229,31 @@ pub(crate) fn looks_random(v: &str) -> bool {
     if !digits && v.split(['-', '_', '.']).all(|p| p.chars().all(|c| c.is_ascii_lowercase())) {
         return false;
     }
-    letters && (digits || classes(v) >= 3) && e >= if n >= 20 { 3.3 } else { 2.8 }
+    // Without digits, only a long value of mixed case and symbols is machine-made (a short
+    // `fifo:PATH` is not).
+    let upper_lower = v.chars().any(|c| c.is_ascii_uppercase()) && v.chars().any(|c| c.is_ascii_lowercase());
+    letters && (digits || (n >= 16 && classes(v) >= 3 && upper_lower)) && e >= if n >= 20 { 3.3 } else { 2.8 }
+}
+
+/// Values shaped like code or names rather than literal secrets: paths of a language
+/// (`token::Paren`), generic types (`Option<&[u8]>`), constants (`IFLA_INET6_TOKEN`,
+/// `"SERVER_TRAFFIC_SECRET_0"`), snake-case identifiers (`x25519_generate_private_key`),
+/// byte-escaped test data (`b"\xb8\x0b…"`), word pairs (`true/false`).
+fn is_code_shape(v: &str, quoted: bool) -> bool {
+    let screaming = v.contains('_')
+        && v.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && v.chars().any(|c| c.is_ascii_uppercase());
+    let snake = v.contains('_')
+        && v.split('_').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+        && v.split('_').filter(|p| p.chars().all(|c| c.is_ascii_lowercase())).count() >= 2;
+    let word_pair = v.contains('/') && v.chars().all(|c| c.is_ascii_alphabetic() || c == '/');
+    v.contains("::")
+        || v.contains("->")
+        || v.contains("=>")
+        || v.matches("\\x").count() >= 2
+        || screaming
+        || word_pair
+        || (!quoted && (snake || v.starts_with('_') || v.contains('<') || v.contains('>')))
 }
 
 fn is_uuid(v: &str) -> bool {
@@ -1282,7 +1324,13 @@ fn is_benign_shape(v: &str) -> bool {
             && v.rsplit('.')
                 .next()
                 .is_some_and(|ext| (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_lowercase())));
+    // Windows paths and registry keys: `SOFTWARE\Microsoft\VisualStudio`.
+    let backslash_path = v.matches('\\').count() >= 2
+        && !v.contains(['=', '+'])
+        && v.split('\\')
+            .all(|p| p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ' ' | ':')));
     path_like
+        || backslash_path
         || l.starts_with("http://") && !l.contains('@')
         || l.starts_with("https://") && !l.contains('@')
         || l.starts_with("sha1-")

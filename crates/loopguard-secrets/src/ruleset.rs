@@ -61,7 +61,7 @@ pub fn parse_rule_file(text: &str) -> Result<Vec<FileRule>, String> {
         if e.keywords.is_empty() || e.keywords.iter().any(|k| k.len() < 2 || *k != k.to_ascii_lowercase()) {
             return Err(format!("{}: keywords must be non-empty, lowercase, 2+ bytes", e.id));
         }
-        if !matches!(e.check.as_deref(), None | Some("" | "jwt")) {
+        if !matches!(e.check.as_deref(), None | Some("" | "jwt" | "url")) {
             return Err(format!("{}: unknown check", e.id));
         }
         out.push(FileRule {

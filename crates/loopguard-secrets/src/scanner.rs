@@ -92,11 +92,13 @@ impl Scanner {
     /// (slower to build, faster to run) and used for every text.
     pub fn builtin_bulk() -> &'static Scanner {
         static S: OnceLock<Scanner> = OnceLock::new();
-        S.get_or_init(|| {
-            let mut s = Scanner::new(BUILTIN_RULES.to_vec()).with_context(&[]);
-            s.bulk = true;
-            s
-        })
+        S.get_or_init(|| Scanner::new(BUILTIN_RULES.to_vec()).with_context(&[]).bulk())
+    }
+
+    /// The same scanner tuned for many texts (a DFA prefilter, built up front).
+    pub fn bulk(mut self) -> Self {
+        self.bulk = true;
+        self
     }
 
     /// A scanner over built-in style `rules`.
@@ -288,11 +290,11 @@ impl Scanner {
                     if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
                         continue;
                     }
-                    if is_placeholder(secret) || !passes_check(&rule.check, secret) {
+                    let whole = caps.get(0).map_or(secret, |m| m.as_str());
+                    if is_placeholder(secret) || !passes_check(&rule.check, secret, whole) {
                         continue;
                     }
                     let span = w.start + m.start()..w.start + m.end();
-                    let whole = caps.get(0).map_or(secret, |m| m.as_str());
                     let line = line_of(text, span.clone());
                     if rule.allow.iter().chain(&self.global_allow).any(|a| a.allows(secret, whole, line, path)) {
                         continue;
@@ -363,8 +365,10 @@ impl Scanner {
     fn scan_context(&self, text: &str, lines: &[Range<usize>], path: Option<&str>, found: &mut Vec<SecretFinding>) {
         let mut raw = Vec::new();
         let k8s = lines.iter().any(|w| {
-            let l = text[w.clone()].to_ascii_lowercase();
-            l.contains("kind: secret") || l.contains("\"kind\": \"secret\"")
+            let l = text[w.clone()].as_bytes();
+            [&b"kind: secret"[..], b"\"kind\": \"secret\""]
+                .iter()
+                .any(|k| l.windows(k.len()).any(|x| x.eq_ignore_ascii_case(k)))
         });
         if k8s {
             // First, so that a Secret's data value is reported as such (overlaps keep the first).
@@ -594,9 +598,21 @@ fn fingerprint(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// A rule's structural check (`check` in its file) on a candidate secret.
-fn passes_check(check: &str, secret: &str) -> bool {
+/// A rule's structural check (`check` in its file) on a candidate secret and its whole match.
+fn passes_check(check: &str, secret: &str, whole: &str) -> bool {
     match check {
+        // A password in a URL of a documentation host is a real one only if it looks random.
+        "url" => {
+            let host =
+                whole.rsplit('@').next().unwrap_or("").split([':', '/']).next().unwrap_or("").to_ascii_lowercase();
+            let doc_host = ["example.com", "example.org", "example.net", "localhost"]
+                .iter()
+                .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+                || host.ends_with(".example")
+                || host.ends_with(".test")
+                || host.ends_with(".invalid");
+            !doc_host || context::looks_random(secret)
+        }
         // Header and payload are base64url JSON objects; the header names an algorithm.
         "jwt" => {
             let mut parts = secret.split('.');
@@ -633,6 +649,11 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
             .iter()
             .any(|w| l.contains(w))
         || l.split(|c: char| !c.is_ascii_alphanumeric()).any(|seg| matches!(seg, "todo" | "fake" | "dummy"))
+        // A common word with a counter: `secret123`, `password1!`, `foo`.
+        || {
+            let stem = l.trim_end_matches(|c: char| c.is_ascii_digit() || c == '!');
+            matches!(stem, "secret" | "password" | "passw0rd" | "pass" | "passwd" | "pwd" | "foo" | "bar" | "baz" | "foobar" | "test" | "demo" | "admin" | "user" | "qwerty" | "letmein" | "hunter" | "changeit" | "welcome" | "mypassword" | "mysecret" | "supersecret" | "topsecret")
+        }
         || s.chars().all(|c| c == s.chars().next().unwrap_or(' '))
         || matches!(
             l.as_str(),
