@@ -12,8 +12,9 @@
 use crate::rules::Severity;
 use std::ops::Range;
 
-/// Lowercase literals, one of which occurs in or near every contextual secret.
-pub(crate) const KEYWORDS: &[&str] = &[
+/// Lowercase literals inside the *name* of a contextual secret: a hit is looked at as the
+/// identifier around it.
+pub(crate) const NAME_KEYWORDS: &[&str] = &[
     "pass",
     "pwd",
     "secret",
@@ -23,17 +24,25 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "credential",
     "creds",
     "bearer",
+    "basic",
     "private",
+    "-u ",
+    "--user",
+];
+
+/// Lowercase literals elsewhere on the line of a contextual secret (a database client's name
+/// before its `-pSECRET`, a Kubernetes Secret's kind): the whole line is looked at.
+pub(crate) const LINE_KEYWORDS: &[&str] = &[
     "kind: secret",
     "\"kind\": \"secret\"",
-    "sig=",
     "mysql",
     "mariadb",
     "sshpass",
     "redis-cli",
     "mongo",
-    "-u ",
-    "--user",
+    "docker login",
+    "podman login",
+    "htpasswd",
 ];
 
 /// One contextual finding: where the value is and what kind it is.
@@ -620,76 +629,83 @@ pub(crate) fn find(text: &str, window: Range<usize>, out: &mut Vec<Found>) {
             i += 1;
             continue;
         }
-        let mut start = i;
+        let start = i;
         while i < window.end && is_ident_byte(bytes[i]) {
             i += 1;
         }
-        // A diff's removed line: `-API_KEY=…` is the name `API_KEY`.
-        if bytes[start] == b'-'
-            && (start == 0 || bytes[start - 1] == b'\n')
-            && i > start + 1
-            && bytes[start + 1] != b'-'
+        i = at_name(text, start, i, window.end, out).max(i);
+    }
+}
+
+/// The contextual secret at the identifier around `at` (a keyword hit), if any; `line_end`
+/// bounds the search. Returns where the identifier (or the secret found after it) ends, so
+/// that a caller with several hits in one name or value looks at it once.
+pub(crate) fn find_at(text: &str, at: usize, line_end: usize, out: &mut Vec<Found>) -> usize {
+    let bytes = text.as_bytes();
+    let line_start = text[..at].rfind('\n').map_or(0, |k| k + 1);
+    let mut start = at;
+    while start > line_start && is_ident_byte(bytes[start - 1]) {
+        start -= 1;
+    }
+    let mut end = at;
+    while end < line_end && is_ident_byte(bytes[end]) {
+        end += 1;
+    }
+    at_name(text, start, end, line_end, out).max(end)
+}
+
+/// The contextual secret named by the identifier `text[start..end]`, searched up to `limit`.
+fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec<Found>) -> usize {
+    let bytes = text.as_bytes();
+    // A diff's removed line: `-API_KEY=…` is the name `API_KEY`.
+    if bytes[start] == b'-' && (start == 0 || bytes[start - 1] == b'\n') && end > start + 1 && bytes[start + 1] != b'-'
+    {
+        start += 1;
+    }
+    let name = &text[start..end];
+    // Most identifiers name nothing secret: decide that without allocating.
+    if !KEYWORD_STEMS.iter().any(|k| contains_ci(name.as_bytes(), k.as_bytes())) {
+        return end;
+    }
+    let found = |out: &mut Vec<Found>, f: Found| {
+        let e = f.span.end;
+        out.push(f);
+        e
+    };
+    for scheme in ["bearer", "basic", "token"] {
+        // A scheme followed by a credential: `Bearer abc…` anywhere (logs, headers).
+        if name.eq_ignore_ascii_case(scheme)
+            && let Some(f) = scheme_value(text, end, limit, scheme)
         {
-            start += 1;
+            return found(out, f);
         }
-        let name = &text[start..i];
-        // Most identifiers name nothing secret: decide that without allocating.
-        if !KEYWORD_STEMS.iter().any(|k| contains_ci(name.as_bytes(), k.as_bytes())) {
-            continue;
+    }
+    if let Some(f) = cli_value(text, start, end, limit) {
+        return found(out, f);
+    }
+    if name.starts_with('-') && !name.starts_with("--") {
+        return end;
+    }
+    if let Some(f) = header_value(text, name, end, limit) {
+        return found(out, f);
+    }
+    let Some(class) = classify_name(name) else { return end };
+    if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
+        let value = &text[span.clone()];
+        if let Some(kind) = judge(name, class, value, quoted, op) {
+            return found(out, Found { span, kind });
         }
-        for scheme in ["bearer", "basic", "token"] {
-            // A scheme followed by a credential: `Bearer abc…` anywhere (logs, headers).
-            if name.eq_ignore_ascii_case(scheme)
-                && let Some(f) = scheme_value(text, i, window.end, scheme)
-            {
-                out.push(f);
-                break;
-            }
-        }
-        if out.last().is_some_and(|f| f.span.start >= i) {
-            i = f_end(out);
-            continue;
-        }
-        let dashes = name.starts_with('-');
-        if let Some(f) = cli_value(text, start, i, window.end) {
-            out.push(f);
-            i = f_end(out);
-            continue;
-        }
-        if dashes && !name.starts_with("--") {
-            continue;
-        }
-        if let Some(f) = header_value(text, name, i, window.end) {
-            out.push(f);
-            i = f_end(out);
-            continue;
-        }
-        let Some(class) = classify_name(name) else {
-            // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
-            continue;
-        };
-        if let Some((span, quoted, op)) = assigned_value(text, start, i, window.end) {
-            let value = &text[span.clone()];
-            if let Some(kind) = judge(name, class, value, quoted, op) {
-                i = span.end;
-                out.push(Found { span, kind });
-                continue;
-            }
-        }
-        if let Some(f) = name_value_pair(text, start, i, class) {
-            out.push(f);
-            i = f_end(out);
-        }
+    }
+    // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
+    match name_value_pair(text, start, end, class) {
+        Some(f) => found(out, f),
+        None => end,
     }
 }
 
 /// Whether `hay` contains `needle` (lowercase) ignoring ASCII case.
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.len() >= needle.len() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
-}
-
-fn f_end(out: &[Found]) -> usize {
-    out.last().map_or(0, |f| f.span.end)
 }
 
 /// Stems whose presence in an identifier makes it worth parsing.

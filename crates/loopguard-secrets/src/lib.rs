@@ -24,5 +24,5 @@ mod scanner;
 pub use context::{KINDS as CONTEXT_KINDS, Kind as ContextKind, NameClass, classify_name, is_secret_name};
 pub use rules::{BUILTIN_RULES, Rule, Severity};
 pub use scanner::{
-    AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, redact_json, redact_path, safe_text,
+    AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, asciify, redact_json, redact_path, safe_text,
 };

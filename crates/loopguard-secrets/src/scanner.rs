@@ -72,9 +72,12 @@ pub struct Scanner {
     bulk: bool,
     /// Keyword pattern index → rule index.
     keyword_rule: Vec<usize>,
+    /// Per rule: its regex may span lines (runs on a wide window instead of the hit's line).
+    multiline: Vec<bool>,
     regexes: Vec<OnceLock<Option<Regex>>>,
     /// The contextual kinds this scanner reports (ids of [`context::KINDS`]); none: no
-    /// contextual detection. Its keywords map to the pseudo rule index `rules.len()`.
+    /// contextual detection. Its keywords map to pseudo rule indices: `rules.len()` for a whole
+    /// line, `rules.len() + 1` for the name around the hit.
     context: Vec<&'static str>,
 }
 
@@ -121,6 +124,15 @@ impl Scanner {
             }
         }
         let regexes = rules.iter().map(|_| OnceLock::new()).collect();
+        let multiline = rules
+            .iter()
+            .map(|r| {
+                r.regex.contains("[\\s\\S]")
+                    || r.id == "private-key"
+                    || r.regex.contains("(?s)")
+                    || r.regex.contains("\\n")
+            })
+            .collect();
         Scanner {
             rules,
             always,
@@ -130,6 +142,7 @@ impl Scanner {
             firsts: OnceLock::new(),
             contained: OnceLock::new(),
             keyword_rule,
+            multiline,
             regexes,
             bulk: false,
             context: Vec::new(),
@@ -142,9 +155,11 @@ impl Scanner {
         self.context = context::KINDS.iter().map(|k| k.id).filter(|id| !disabled.contains(id)).collect();
         if !self.context.is_empty() {
             let ctx = self.rules.len();
-            for k in context::KEYWORDS {
-                self.keywords.push((*k).to_string());
-                self.keyword_rule.push(ctx);
+            for (list, index) in [(context::LINE_KEYWORDS, ctx), (context::NAME_KEYWORDS, ctx + 1)] {
+                for k in list {
+                    self.keywords.push((*k).to_string());
+                    self.keyword_rule.push(index);
+                }
             }
         }
         self
@@ -240,7 +255,10 @@ impl Scanner {
     }
 
     fn regex(&self, i: usize) -> Option<&Regex> {
-        self.regexes.get(i)?.get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(&r.regex).ok())).as_ref()
+        self.regexes
+            .get(i)?
+            .get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(&asciify(&r.regex)).ok()))
+            .as_ref()
     }
 
     /// Every secret in `text`, in order, without overlaps (the more severe wins).
@@ -258,10 +276,15 @@ impl Scanner {
         // Per rule, the windows around its keyword hits, merged.
         let ctx = self.rules.len();
         let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len() + 1];
+        let mut name_hits = Vec::new();
         for &ri in &self.always {
             windows[ri].push(0..text.len());
         }
         for (at, ri) in self.hits(text) {
+            if ri == ctx + 1 {
+                name_hits.push(at);
+                continue;
+            }
             let w = self.window(text, at, ri);
             let list = &mut windows[ri];
             match list.last_mut() {
@@ -311,8 +334,9 @@ impl Scanner {
                 }
             }
         }
-        if let Some(list) = windows.get(ctx).filter(|l| !l.is_empty()) {
-            self.scan_context(text, list, path, &mut found);
+        if !self.context.is_empty() && (!name_hits.is_empty() || windows.get(ctx).is_some_and(|l| !l.is_empty())) {
+            let lines = windows.get(ctx).map(Vec::as_slice).unwrap_or_default();
+            self.scan_context(text, lines, &name_hits, path, &mut found);
         }
         // Overlaps: keep the most severe (then the longest).
         found.sort_by(|a, b| {
@@ -347,22 +371,24 @@ impl Scanner {
     /// The text to run a rule's regex on around a keyword hit: the hit's line (multi-line rules:
     /// a wide window).
     fn window(&self, text: &str, at: usize, ri: usize) -> Range<usize> {
-        let multiline = self.rules.get(ri).is_some_and(|r| {
-            r.regex.contains("[\\s\\S]") || r.id == "private-key" || r.regex.contains("(?s)") || r.regex.contains("\\n")
-        });
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let start = floor_char(text, line_start.max(at.saturating_sub(WIDE_WINDOW)));
-        let end = if multiline {
-            floor_char(text, (at + WIDE_WINDOW).min(text.len()))
-        } else {
-            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-            floor_char(text, line_end.min(at + WIDE_WINDOW))
-        };
+        let multiline = self.multiline.get(ri).copied().unwrap_or(false);
+        // Bounded both ways: a megabyte on one line (minified code) costs a window, not a pass.
+        let lo = floor_char(text, at.saturating_sub(WIDE_WINDOW));
+        let hi = floor_char(text, (at + WIDE_WINDOW).min(text.len()));
+        let start = text[lo..at].rfind('\n').map_or(lo, |i| lo + i + 1);
+        let end = if multiline { hi } else { text[at..hi].find('\n').map_or(hi, |i| at + i) };
         start..end.max(start)
     }
 
     /// Contextual findings on the lines around the context keywords' hits.
-    fn scan_context(&self, text: &str, lines: &[Range<usize>], path: Option<&str>, found: &mut Vec<SecretFinding>) {
+    fn scan_context(
+        &self,
+        text: &str,
+        lines: &[Range<usize>],
+        name_hits: &[usize],
+        path: Option<&str>,
+        found: &mut Vec<SecretFinding>,
+    ) {
         let mut raw = Vec::new();
         let k8s = lines.iter().any(|w| {
             let l = text[w.clone()].as_bytes();
@@ -377,6 +403,16 @@ impl Scanner {
         }
         for w in lines {
             context::find(text, w.clone(), &mut raw);
+        }
+        // Each name hit once: a hit inside a name or value already looked at is skipped.
+        let mut done = 0;
+        for &at in name_hits {
+            if at < done {
+                continue;
+            }
+            let line_end = text[at..].find('\n').map_or(text.len(), |k| at + k);
+            let line_end = floor_char(text, line_end.min(at + WIDE_WINDOW));
+            done = context::find_at(text, at, line_end, &mut raw);
         }
         for f in raw {
             if !self.context.contains(&f.kind.id) || f.span.is_empty() {
@@ -596,6 +632,59 @@ pub fn shannon(s: &str) -> f32 {
 
 fn fingerprint(secret: &str) -> String {
     Sha256::digest(secret.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A rule's regex with its word, digit and boundary classes made ASCII: `\\w` → `[0-9A-Za-z_]`,
+/// `\\d` → `[0-9]`, `\\b` → `(?-u:\\b)`. Secrets are ASCII, and the Unicode forms cost: a Unicode
+/// `\\w` compiles into thousands of states (most of a short hook's scan went to compiling), and
+/// a Unicode `\\b` stops the fast DFA on any non-ASCII text.
+pub fn asciify(re: &str) -> String {
+    let mut out = String::with_capacity(re.len() + 16);
+    let mut class = 0usize;
+    let mut chars = re.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push(c);
+                    break;
+                };
+                match (n, class > 0) {
+                    ('w', true) => out.push_str("0-9A-Za-z_"),
+                    ('w', false) => out.push_str("[0-9A-Za-z_]"),
+                    ('W', false) => out.push_str("[^0-9A-Za-z_]"),
+                    ('d', true) => out.push_str("0-9"),
+                    ('d', false) => out.push_str("[0-9]"),
+                    ('D', false) => out.push_str("[^0-9]"),
+                    ('b', false) => out.push_str("(?-u:\\b)"),
+                    ('B', false) => out.push_str("(?-u:\\B)"),
+                    _ => {
+                        out.push(c);
+                        out.push(n);
+                    }
+                }
+            }
+            '[' => {
+                // `[[:alpha:]]` and nested classes: count depth; `[]` and `[^]` open with a literal `]`.
+                class += 1;
+                out.push(c);
+                if chars.peek() == Some(&'^') {
+                    out.push('^');
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            ']' if class > 0 => {
+                class -= 1;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// A rule's structural check (`check` in its file) on a candidate secret and its whole match.

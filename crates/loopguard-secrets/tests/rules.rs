@@ -90,10 +90,20 @@ fn every_rule_file_meets_its_examples() {
 
 #[test]
 fn every_builtin_regex_compiles() {
-    // A rule whose regex does not compile would be silently skipped by the scanner.
+    // A rule whose regex does not compile would be silently skipped by the scanner, which
+    // compiles the ASCII form.
     for r in BUILTIN_RULES {
-        if let Err(e) = regex::Regex::new(r.regex) {
+        if let Err(e) = regex::Regex::new(&loopguard_secrets::asciify(r.regex)) {
             panic!("rule {} does not compile: {e}", r.id);
         }
     }
+}
+
+#[test]
+fn asciified_regexes_compile_and_keep_their_meaning_on_ascii() {
+    use loopguard_secrets::asciify;
+    assert_eq!(asciify(r"\b(ghp_\w{36})\b"), r"(?-u:\b)(ghp_[0-9A-Za-z_]{36})(?-u:\b)");
+    assert_eq!(asciify(r"[\w.\-]{0,30}\d"), r"[0-9A-Za-z_.\-]{0,30}[0-9]");
+    assert_eq!(asciify(r"\\w[\]\w]"), r"\\w[\]0-9A-Za-z_]");
+    assert_eq!(asciify(r"[^\w]"), r"[^0-9A-Za-z_]");
 }
