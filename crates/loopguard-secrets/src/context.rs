@@ -64,8 +64,14 @@ pub struct Kind {
 }
 
 /// A password after a password-like name.
-pub const PASSWORD: Kind =
-    Kind { id: "generic-password", description: "Password assigned to a password-like name", severity: Severity::High };
+pub const PASSWORD: Kind = Kind {
+    id: "generic-password",
+    description: "Password assigned to a password-like name (high if it looks machine-made, else medium)",
+    severity: Severity::High,
+};
+/// A password that looks like a word rather than a machine-made value (`hunter2xyz`): the same
+/// kind, weighed less, so a test fixture's password asks only with others.
+pub const PASSWORD_WORDLIKE: Kind = Kind { severity: Severity::Medium, ..PASSWORD };
 /// A random value after a secret, token or API-key name.
 pub const ASSIGNMENT: Kind = Kind {
     id: "generic-secret-assignment",
@@ -1187,7 +1193,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             if words > 1 && !looks_random(&v.replace(' ', "")) {
                 return None;
             }
-            Some(&PASSWORD)
+            Some(if looks_random(v) { &PASSWORD } else { &PASSWORD_WORDLIKE })
         }
         NameClass::Secret => {
             if v.len() < 8 {
