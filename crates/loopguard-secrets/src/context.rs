@@ -28,6 +28,8 @@ pub(crate) const NAME_KEYWORDS: &[&str] = &[
     "private",
     "-u ",
     "--user",
+    "sig=",
+    "signature=",
 ];
 
 /// Lowercase literals elsewhere on the line of a contextual secret (a database client's name
@@ -386,6 +388,38 @@ const META_BEFORE: &[&str] = &[
     "cls",
     "mask",
     "foo",
+    "index",
+    "file",
+    "config",
+    "setting",
+    "settings",
+    "translation",
+    "i18n",
+    "l10n",
+    "locale",
+    "metadata",
+    "meta",
+    "tag",
+    "field",
+    "json",
+    "state",
+    "query",
+    "shard",
+    "unique",
+    "composite",
+    "natural",
+    "surrogate",
+    "label",
+    "sorting",
+    "order",
+    "dictionary",
+    "hotkey",
+    "shortcut",
+    "keyboard",
+    "press",
+    "pressed",
+    "up",
+    "down",
 ];
 
 /// Qualifiers that make a bare "key" a credential (`api_key`, `signing_key`).
@@ -573,6 +607,8 @@ fn noun_of(word: &str) -> Option<(NameClass, &str)> {
 /// What `name` says about its value, or `None` when it names no credential.
 pub fn classify_name(name: &str) -> Option<NameClass> {
     let name = name.trim_start_matches(['-', '$', '@', '_', ':', '.']);
+    // A dotted path names its last part: `config.api_key`, `spring.datasource.password`.
+    let name = name.rsplit('.').next().unwrap_or(name);
     if name.len() > 80 {
         return None;
     }
@@ -590,10 +626,9 @@ pub fn classify_name(name: &str) -> Option<NameClass> {
         // `auth_url`, `auth_mode`: about the authentication. `auth` alone is a credential.
         return None;
     }
-    if class == NameClass::WeakKey
-        && let Some(q) = before.last()
-        && STRONG_KEY.contains(&q.as_str())
-    {
+    if class == NameClass::WeakKey && !before.is_empty() {
+        // `MAPBOX_KEY`, `stripeKey`, `signing_key`: a key of something is a credential unless
+        // the word before says otherwise (`cache_key`, `sort_key`, `public_key`: below).
         class = NameClass::Secret;
     }
     if class == NameClass::WeakKey && before.iter().any(|w| noun_of(w).is_some_and(|(c, _)| c != NameClass::WeakKey)) {
@@ -695,7 +730,12 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
     if let Some(f) = header_value(text, name, end, limit) {
         return found(out, f);
     }
-    let Some(class) = classify_name(name) else { return end };
+    let query = start > 0 && matches!(bytes[start - 1], b'?' | b'&');
+    let signed = query
+        && ["sig", "signature", "x-amz-signature", "x-goog-signature", "x-amz-security-token"]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n));
+    let Some(class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
     if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
         let value = &text[span.clone()];
         if let Some(kind) = judge(name, class, value, quoted, op) {
@@ -716,7 +756,7 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Stems whose presence in an identifier makes it worth parsing.
 const KEYWORD_STEMS: &[&str] =
-    &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "basic", "-p", "-a", "-u"];
+    &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "basic", "sig", "-p", "-a", "-u"];
 
 /// How a value was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -753,7 +793,11 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         j += 2;
         Op::Assign
     } else if j < limit && b[j] == b'=' {
-        if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~')) {
+        // `==`, `=~`: a comparison, when written as one (`a == b`, `a=~ /x/`); glued to a value
+        // (`password==@zD%…`, `password=~S3…`) the value starts with that character.
+        if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~'))
+            && (spaced || b.get(j + 2).is_none_or(|c| c.is_ascii_whitespace()))
+        {
             return None;
         }
         j += 1;
@@ -770,13 +814,24 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if j < limit && b[j] == b'(' && !spaced {
         j += 1;
         Op::Call
-    } else if spaced && !key_quoted && space_assign_ok(text, name_start) {
+    } else if spaced && !key_quoted && (space_assign_ok(text, name_start) || typed_assignment(text, j, limit).is_some())
+    {
         Op::Space
     } else {
         return None;
     };
     while j < limit && matches!(b[j], b' ' | b'\t') {
         j += 1;
+    }
+    if matches!(op, Op::Colon | Op::Space)
+        && let Some(after) = typed_assignment(text, j, limit)
+    {
+        // `PASSWORD: str = "…"`, `apiKey: string = "…"`, `API_KEY: &str = "…"`, Go's
+        // `var apiKey string = "…"`: the value follows the `=` after the type.
+        j = after;
+        while j < limit && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
     }
     // String prefixes of Python/Rust/C#: b"…", r"…", u"…", f"…", @"…".
     if j + 1 < limit && matches!(b[j], b'b' | b'r' | b'u' | b'@') && matches!(b[j + 1], b'"' | b'\'') {
@@ -840,13 +895,36 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     Some((s..k, false, op))
 }
 
-/// `NAME value` without an operator: Dockerfile `ENV`/`ARG`, netrc `password value`, `set`.
+/// After a name's `:` (or a space), a type and then `=`: where the value starts, after the `=`.
+/// Types: `str`, `String`, `&str`, `&'static str`, `Option<String>`, `[]byte`, `string`.
+fn typed_assignment(text: &str, j: usize, limit: usize) -> Option<usize> {
+    let rest = &text[j..limit];
+    let ty_end = rest.find(|c: char| {
+        !(c.is_ascii_alphanumeric() || matches!(c, '_' | '&' | '\'' | '<' | '>' | '[' | ']' | '.' | ' '))
+    })?;
+    let ty = rest[..ty_end].trim();
+    let after = &rest[ty_end..];
+    (!ty.is_empty()
+        && ty.len() <= 40
+        && ty.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '&' | '['))
+        && after.starts_with('=')
+        && !after.starts_with("==")
+        && !after.starts_with("=>"))
+    .then_some(j + ty_end + 1)
+}
+
+/// `NAME value` without an operator: Dockerfile `ENV`/`ARG`, netrc `password value`,
+/// `… config set NAME value`.
 fn space_assign_ok(text: &str, name_start: usize) -> bool {
     let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
     let lower = text[line_start..name_start].to_ascii_lowercase();
     let word_before = lower.trim_end().rsplit(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '+')).next();
     if matches!(word_before, Some("env" | "arg")) {
         // Dockerfile `ENV NAME value` (also inside a diff or a JSON string).
+        return true;
+    }
+    if word_before == Some("set") && lower.contains("config") {
+        // `aws configure set aws_secret_access_key …`, `npm config set …:_authToken …`.
         return true;
     }
     // netrc: `machine host login user password value`, `default login user password value`.
@@ -1202,8 +1280,9 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             if is_uuid(v) {
                 return None;
             }
-            // A random-looking value, or a long one of several character classes.
-            (looks_random(v) || (v.len() >= 12 && classes(v) >= 3)).then_some(&ASSIGNMENT)
+            // A random-looking value, or a long one of several character classes that is not
+            // made of words (`user:profile:1234` names a thing).
+            (looks_random(v) || (v.len() >= 12 && classes(v) >= 3 && !wordlike(v))).then_some(&ASSIGNMENT)
         }
         NameClass::WeakKey => {
             let hexy = v.chars().all(|c| c.is_ascii_hexdigit());
@@ -1220,6 +1299,16 @@ fn env_style(name: &str) -> bool {
 
 fn has_inner_upper(v: &str) -> bool {
     v.chars().skip(1).any(|c| c.is_ascii_uppercase()) && v.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// Made of lowercase words and numbers joined by separators: `user:profile:1234`,
+/// `prod-db-credentials`, `session.v2`.
+fn wordlike(v: &str) -> bool {
+    v.split([':', '-', '_', '.', '/', ' ']).all(|p| {
+        p.chars().all(|c| c.is_ascii_lowercase())
+            || p.chars().all(|c| c.is_ascii_digit())
+            || (p.len() <= 3 && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+    })
 }
 
 /// How many of lower, upper, digit, symbol occur.
@@ -1247,8 +1336,8 @@ pub(crate) fn looks_random(v: &str) -> bool {
     }
     let digits = v.chars().any(|c| c.is_ascii_digit());
     let letters = v.chars().any(|c| c.is_ascii_alphabetic());
-    // Words glued by separators (`my-service-account`) are names, not keys.
-    if !digits && v.split(['-', '_', '.']).all(|p| p.chars().all(|c| c.is_ascii_lowercase())) {
+    // Words glued by separators (`my-service-account`, `session-store-v2`) are names, not keys.
+    if wordlike(v) {
         return false;
     }
     // Without digits, only a long value of mixed case and symbols is machine-made (a short
@@ -1275,7 +1364,11 @@ fn is_code_shape(v: &str, quoted: bool) -> bool {
         || v.matches("\\x").count() >= 2
         || screaming
         || word_pair
-        || (!quoted && (snake || v.starts_with('_') || v.contains('<') || v.contains('>')))
+        || (!quoted && (snake || v.contains('<') || v.contains('>')))
+        || (!quoted
+            && v.starts_with('_')
+            && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !looks_random(v))
 }
 
 fn is_uuid(v: &str) -> bool {
@@ -1588,6 +1681,14 @@ mod tests {
             format!("curl -u admin:{v} https://x"),
             format!("Authorization: Bearer {v}abc"),
             format!("machine api.example.com login me password {v}"),
+            format!("PASSWORD: str = \"{v}\""),
+            format!("const apiKey: string = '{v}';"),
+            format!("const API_KEY: &str = \"{v}\";"),
+            format!("var apiKey string = \"{v}\""),
+            format!("aws configure set aws_secret_access_key {v}"),
+            format!("https://acct.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-12-31&sp=r&sig={v}%3D"),
+            format!("MAPBOX_KEY={v}"),
+            format!("stripeKey: \"{v}\""),
         ] {
             let got = found(&t);
             assert!(got.iter().any(|(_, s)| s.starts_with(v)), "missed in {t:?}: {got:?}");
@@ -1616,6 +1717,11 @@ mod tests {
             "Password must be at least 8 characters long",
             "let key = map.get(&id);",
             "secretKeyRef: {name: db, key: password}",
+            "cache_key = \"user:profile:1234\"",
+            "redis_key: session-store-v2",
+            "sortKey: \"createdAtDescending\"",
+            "let value: String = compute();",
+            "translation_key: \"checkout.button.pay_now\"",
         ] {
             let got = found(t);
             assert!(got.is_empty(), "{t:?} flagged {got:?}");

@@ -338,16 +338,31 @@ impl Scanner {
             let lines = windows.get(ctx).map(Vec::as_slice).unwrap_or_default();
             self.scan_context(text, lines, &name_hits, path, &mut found);
         }
-        // Overlaps: keep the most severe (then the longest).
+        // Overlaps: keep the most severe (then the longest). A rule that knows the format names
+        // the finding over a contextual kind that found the same value, and takes the more
+        // severe of the two.
+        let contextual = |f: &SecretFinding| {
+            context::KINDS.iter().any(|k| k.id == f.rule) && !self.rules.iter().any(|r| r.id == f.rule)
+        };
         found.sort_by(|a, b| {
-            a.span.start.cmp(&b.span.start).then(b.severity.cmp(&a.severity)).then(b.span.len().cmp(&a.span.len()))
+            a.span
+                .start
+                .cmp(&b.span.start)
+                .then(b.severity.cmp(&a.severity))
+                .then(contextual(a).cmp(&contextual(b)))
+                .then(b.span.len().cmp(&a.span.len()))
         });
         let mut out: Vec<SecretFinding> = Vec::with_capacity(found.len());
         for f in found {
             match out.last_mut() {
                 Some(last) if f.span.start < last.span.end => {
-                    if f.severity > last.severity {
+                    let severity = last.severity.max(f.severity);
+                    if contextual(last) && !contextual(&f) {
+                        *last = SecretFinding { severity, ..f };
+                    } else if f.severity > last.severity && !(contextual(&f) && !contextual(last)) {
                         *last = f;
+                    } else {
+                        last.severity = severity;
                     }
                 }
                 _ => out.push(f),

@@ -65,6 +65,9 @@ fn planted_secrets_are_found_and_redacted_and_decoys_are_not() {
         eprintln!("{k:<26} {h:>3}/{n:<3}");
     }
     eprintln!("recall {hits}/{} = {:.1}%", planted.len(), recall * 100.0);
+    for m in &misses {
+        eprintln!("missed {m}");
+    }
     let mut flagged = Vec::new();
     let decoys = rows("decoys.tsv");
     for r in &decoys {

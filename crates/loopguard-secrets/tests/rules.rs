@@ -134,12 +134,22 @@ fn the_rule_catalogue_is_in_sync() {
     rules.sort_by_key(|r| r.id);
     for r in rules {
         let kws: Vec<String> = r.keywords.iter().map(|k| format!("`{}`", k.replace('|', "\\|"))).collect();
-        let _ = writeln!(md, "| `{}` | {:?} | {} | {} |", r.id, r.severity, kws.join(" "), r.description.replace('|', "\\|"));
+        let _ = writeln!(
+            md,
+            "| `{}` | {:?} | {} | {} |",
+            r.id,
+            r.severity,
+            kws.join(" "),
+            r.description.replace('|', "\\|")
+        );
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/secret-rules.md");
     if std::env::var_os("LOOPGUARD_BLESS").is_some() {
         std::fs::write(&path, &md).unwrap();
     }
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(on_disk == md, "docs/secret-rules.md is stale: LOOPGUARD_BLESS=1 cargo test -p loopguard-secrets --test rules");
+    assert!(
+        on_disk == md,
+        "docs/secret-rules.md is stale: LOOPGUARD_BLESS=1 cargo test -p loopguard-secrets --test rules"
+    );
 }
