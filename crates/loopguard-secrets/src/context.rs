@@ -420,6 +420,36 @@ const META_BEFORE: &[&str] = &[
     "pressed",
     "up",
     "down",
+    "contains",
+    "get",
+    "remove",
+    "insert",
+    "delete",
+    "find",
+    "exists",
+    "from",
+    "to",
+    "into",
+    "as",
+    "by",
+    "for",
+    "of",
+    "on",
+    "parse",
+    "read",
+    "load",
+    "gen",
+    "make",
+    "create",
+    "with_",
+    "each",
+    "iter",
+    "missing",
+    "invalid",
+    "wrong",
+    "bad",
+    "empty",
+    "no_",
 ];
 
 /// Qualifiers that make a bare "key" a credential (`api_key`, `signing_key`).
@@ -1306,6 +1336,9 @@ fn has_inner_upper(v: &str) -> bool {
 fn wordlike(v: &str) -> bool {
     v.split([':', '-', '_', '.', '/', ' ']).all(|p| {
         p.chars().all(|c| c.is_ascii_lowercase())
+            || (p.len() > 1
+                && p.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && p.chars().skip(1).all(|c| c.is_ascii_lowercase()))
             || p.chars().all(|c| c.is_ascii_digit())
             || (p.len() <= 3 && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
     })
@@ -1456,6 +1489,10 @@ fn is_benign_shape(v: &str) -> bool {
         || l.starts_with("md5-")
         || l.starts_with("data:")
         || v.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c == '_' || c == ':')
+        // Number literals of code: `0x3456_7890`, `0b1010`, `1_000_000u64`.
+        || (v.len() > 2
+            && matches!(l.get(..2), Some("0x" | "0o" | "0b"))
+            && l.get(2..).is_some_and(|r| r.chars().all(|c| c.is_ascii_hexdigit() || c == '_')))
         || matches!(
             l.as_str(),
             "true"
