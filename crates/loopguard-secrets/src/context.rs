@@ -765,6 +765,10 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         && ["sig", "signature", "x-amz-signature", "x-goog-signature", "x-amz-security-token"]
             .iter()
             .any(|n| name.eq_ignore_ascii_case(n));
+    if !could_assign(text, start, end, limit) {
+        // Most names are used, not assigned to (`token.kind()`, `keys.len()`): no value follows.
+        return end;
+    }
     let Some(class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
     if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
         let value = &text[span.clone()];
@@ -925,6 +929,34 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     Some((s..k, false, op))
 }
 
+/// Whether anything after (or around) the name could make it a name with a value: an
+/// operator, an element, a space-separated form, or a name/value pair. Cheap, so that the
+/// name's words are only split where it matters.
+fn could_assign(text: &str, start: usize, end: usize, limit: usize) -> bool {
+    let b = text.as_bytes();
+    let mut j = end;
+    while j < limit && matches!(b[j], b'"' | b'\'' | b'`' | b'\\' | b']') {
+        j += 1;
+    }
+    let ws = j;
+    while j < limit && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    if j < limit && matches!(b[j], b'=' | b':' | b'(' | b'>' | b'<') {
+        return true;
+    }
+    if start > 0 && b[start - 1] == b'<' {
+        return true;
+    }
+    let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+    let before = text[line_start..start].trim_end_matches(['"', '\'', ' ', '\\']).as_bytes();
+    let tail = |s: &[u8]| before.len() >= s.len() && before[before.len() - s.len()..].eq_ignore_ascii_case(s);
+    if tail(b"name:") || tail(b"name=") || tail(b"key=") || tail(b"key:") || tail(b"variable") {
+        return true;
+    }
+    j > ws && j < limit
+}
+
 /// After a name's `:` (or a space), a type and then `=`: where the value starts, after the `=`.
 /// Types: `str`, `String`, `&str`, `&'static str`, `Option<String>`, `[]byte`, `string`.
 fn typed_assignment(text: &str, j: usize, limit: usize) -> Option<usize> {
@@ -968,6 +1000,10 @@ fn space_assign_ok(text: &str, name_start: usize) -> bool {
 
 /// After `Authorization`/`X-Api-Key`-like header names: `: Bearer v`, `= "Basic v"`.
 fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Found> {
+    // Header names are short; most names are not headers: no allocation for those.
+    if name.len() > 40 || !name.bytes().any(|c| c == b'-') && !name.eq_ignore_ascii_case("authorization") && !name.eq_ignore_ascii_case("apikey") {
+        return None;
+    }
     let l = name.to_ascii_lowercase();
     let is_auth = l == "authorization" || l == "proxy-authorization" || l.ends_with("-authorization");
     let api_header = matches!(
@@ -1114,6 +1150,8 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
         let mut k = s;
         while k < limit
             && (if let Some(q) = q { b[k] != q } else { !matches!(b[k], b' ' | b'\t' | b'"' | b'\'' | b',' | b']') })
+            // An escape of the JSON string around the command line ends the word: `…X\n"`.
+            && !(b[k] == b'\\' && b.get(k + 1).is_some_and(|c| matches!(c, b'n' | b't' | b'r' | b'"' | b'\'')))
         {
             k += 1;
         }
@@ -1489,10 +1527,8 @@ fn is_benign_shape(v: &str) -> bool {
         || l.starts_with("md5-")
         || l.starts_with("data:")
         || v.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-' || c == '_' || c == ':')
-        // Number literals of code: `0x3456_7890`, `0b1010`, `1_000_000u64`.
-        || (v.len() > 2
-            && matches!(l.get(..2), Some("0x" | "0o" | "0b"))
-            && l.get(2..).is_some_and(|r| r.chars().all(|c| c.is_ascii_hexdigit() || c == '_')))
+        // Number literals of code: `0x3456_7890` (64 bits at most), `0b1010`, `0o755`.
+        || number_literal(&l)
         || matches!(
             l.as_str(),
             "true"
@@ -1516,6 +1552,20 @@ fn is_benign_shape(v: &str) -> bool {
                 | "token"
         )
         || is_email(v)
+}
+
+/// A number literal of code: hex up to 64 bits, binary, octal, `_` separators allowed.
+fn number_literal(l: &str) -> bool {
+    let digits = |r: &str, ok: fn(char) -> bool, max: usize| {
+        let d: Vec<char> = r.chars().filter(|c| *c != '_').collect();
+        !d.is_empty() && d.len() <= max && d.iter().all(|c| ok(*c))
+    };
+    match (l.get(..2), l.get(2..)) {
+        (Some("0x"), Some(r)) => digits(r, |c| c.is_ascii_hexdigit(), 16),
+        (Some("0b"), Some(r)) => digits(r, |c| matches!(c, '0' | '1'), 64),
+        (Some("0o"), Some(r)) => digits(r, |c| matches!(c, '0'..='7'), 22),
+        _ => false,
+    }
 }
 
 /// `name@example.com`.

@@ -74,7 +74,7 @@ pub struct Scanner {
     keyword_rule: Vec<usize>,
     /// Per rule: its regex may span lines (runs on a wide window instead of the hit's line).
     multiline: Vec<bool>,
-    regexes: Vec<OnceLock<Option<Regex>>>,
+    regexes: Vec<OnceLock<Option<regex::bytes::Regex>>>,
     /// The contextual kinds this scanner reports (ids of [`context::KINDS`]); none: no
     /// contextual detection. Its keywords map to pseudo rule indices: `rules.len()` for a whole
     /// line, `rules.len() + 1` for the name around the hit.
@@ -254,10 +254,27 @@ impl Scanner {
         out
     }
 
-    fn regex(&self, i: usize) -> Option<&Regex> {
+    /// Compiles every rule's regex now (a long scan would, over time): for measuring the scan
+    /// alone. Returns how many compiled.
+    pub fn compile_all(&self) -> usize {
+        (0..self.rules.len()).filter(|i| self.regex(*i).is_some()).count()
+    }
+
+    /// A rule's regex, compiled on first use — without Unicode: secrets are ASCII, and a
+    /// Unicode class (`[^\\s"]`, `.`, `\\w`) compiles into thousands of states (compiling was
+    /// most of a large scan's time, and of a hook's). A pattern that needs Unicode (a non-ASCII
+    /// literal in a class) compiles with it, in its ASCII form.
+    fn regex(&self, i: usize) -> Option<&regex::bytes::Regex> {
         self.regexes
             .get(i)?
-            .get_or_init(|| self.rules.get(i).and_then(|r| Regex::new(&asciify(&r.regex)).ok()))
+            .get_or_init(|| {
+                let r = self.rules.get(i)?;
+                regex::bytes::RegexBuilder::new(&r.regex)
+                    .unicode(false)
+                    .build()
+                    .or_else(|_| regex::bytes::Regex::new(&asciify(&r.regex)))
+                    .ok()
+            })
             .as_ref()
     }
 
@@ -306,14 +323,20 @@ impl Scanner {
             }
             for w in list {
                 let slice = &text[w.clone()];
-                for caps in re.captures_iter(slice) {
+                // Most windows hold no match: a DFA says so far faster than a capture search.
+                if !re.is_match(slice.as_bytes()) {
+                    continue;
+                }
+                for caps in re.captures_iter(slice.as_bytes()) {
                     let Some(m) = caps.get(rule.group) else { continue };
-                    let secret = m.as_str();
+                    // Byte-level matching may start or end inside a multi-byte character: such
+                    // a match is no ASCII secret.
+                    let Some(secret) = slice.get(m.start()..m.end()) else { continue };
                     let entropy = shannon(secret);
                     if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
                         continue;
                     }
-                    let whole = caps.get(0).map_or(secret, |m| m.as_str());
+                    let whole = caps.get(0).and_then(|m| slice.get(m.start()..m.end())).unwrap_or(secret);
                     if is_placeholder(secret) || !passes_check(&rule.check, secret, whole) {
                         continue;
                     }
