@@ -51,15 +51,21 @@ fn ratios() {
     let bulk = Scanner::builtin_bulk();
     let c0 = std::time::Instant::now();
     let compiled = bulk.compile_all();
-    println!("compiling all {compiled} rule regexes: {:.1} ms (once per process, on first use)", c0.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "compiling all {compiled} rule regexes: {:.1} ms (once per process, on first use)",
+        c0.elapsed().as_secs_f64() * 1e3
+    );
     let floor = time(3, || corpus.iter().map(|t| t.bytes().filter(|b| *b == b'\n').count()).sum::<usize>());
     let one = time(3, || corpus.iter().map(|t| bulk.scan(t).len()).sum::<usize>());
     // `loopguard scan` walks and scans files on every core (the `ignore` crate's parallel walk):
     // the goal is for two cores, files shared between two threads.
+    let (shared, scanner) = (&corpus, bulk);
     let two = time(3, || {
         std::thread::scope(|sc| {
             let halves: Vec<_> = (0..2)
-                .map(|k| sc.spawn(move || corpus.iter().skip(k).step_by(2).map(|t| bulk.scan(t).len()).sum::<usize>()))
+                .map(|k| {
+                    sc.spawn(move || shared.iter().skip(k).step_by(2).map(|t| scanner.scan(t).len()).sum::<usize>())
+                })
                 .collect();
             halves.into_iter().map(|h| h.join().unwrap_or(0)).sum::<usize>()
         })

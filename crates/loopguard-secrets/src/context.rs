@@ -1001,7 +1001,11 @@ fn space_assign_ok(text: &str, name_start: usize) -> bool {
 /// After `Authorization`/`X-Api-Key`-like header names: `: Bearer v`, `= "Basic v"`.
 fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Found> {
     // Header names are short; most names are not headers: no allocation for those.
-    if name.len() > 40 || !name.bytes().any(|c| c == b'-') && !name.eq_ignore_ascii_case("authorization") && !name.eq_ignore_ascii_case("apikey") {
+    if name.len() > 40
+        || !name.bytes().any(|c| c == b'-')
+            && !name.eq_ignore_ascii_case("authorization")
+            && !name.eq_ignore_ascii_case("apikey")
+    {
         return None;
     }
     let l = name.to_ascii_lowercase();
@@ -1164,7 +1168,7 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
         .then_some(Found { span: r, kind: &CLI })
     };
     if lower.starts_with("--") {
-        let Some(class) = classify_name(&lower[2..]) else { return None };
+        let class = classify_name(lower.strip_prefix("--").unwrap_or(&lower))?;
         if class == NameClass::WeakKey
             || lower.ends_with("-file")
             || lower.ends_with("-stdin")

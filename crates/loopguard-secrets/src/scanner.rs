@@ -382,7 +382,7 @@ impl Scanner {
                     let severity = last.severity.max(f.severity);
                     if contextual(last) && !contextual(&f) {
                         *last = SecretFinding { severity, ..f };
-                    } else if f.severity > last.severity && !(contextual(&f) && !contextual(last)) {
+                    } else if f.severity > last.severity && (!contextual(&f) || contextual(last)) {
                         *last = f;
                     } else {
                         last.severity = severity;
