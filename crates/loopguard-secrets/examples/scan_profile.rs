@@ -44,7 +44,10 @@ fn rate(name: &str, s: &Scanner, texts: &[String]) {
         found += s.scan(t).len();
     }
     let secs = t0.elapsed().as_secs_f64();
-    println!("{name:<40} {:>8.1} MB/s  {found} findings  ({n} regexes compiled in {compile:.1?})", bytes as f64 / secs / 1e6);
+    println!(
+        "{name:<40} {:>8.1} MB/s  {found} findings  ({n} regexes compiled in {compile:.1?})",
+        bytes as f64 / secs / 1e6
+    );
 }
 
 fn main() {
@@ -71,7 +74,12 @@ fn main() {
     let bytes: usize = texts.iter().map(String::len).sum();
     let t0 = Instant::now();
     let hits: usize = texts.iter().map(|t| ac.find_iter(t).count()).sum();
-    println!("{:<40} {:>8.1} MB/s  {hits} hits of {} keywords", "keyword automaton alone", bytes as f64 / t0.elapsed().as_secs_f64() / 1e6, kws.len());
+    println!(
+        "{:<40} {:>8.1} MB/s  {hits} hits of {} keywords",
+        "keyword automaton alone",
+        bytes as f64 / t0.elapsed().as_secs_f64() / 1e6,
+        kws.len()
+    );
     rate("all rules + context", &bulk(all.clone(), true), &texts);
     if std::env::args().any(|a| a == "--all-only") {
         return;

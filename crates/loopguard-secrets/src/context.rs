@@ -450,6 +450,8 @@ const META_BEFORE: &[&str] = &[
     "bad",
     "empty",
     "no_",
+    "publishable",
+    "publishable_",
 ];
 
 /// Qualifiers that make a bare "key" a credential (`api_key`, `signing_key`).
@@ -510,7 +512,6 @@ const STRONG_KEY: &[&str] = &[
     "product",
     "partner",
     "merchant",
-    "publishable",
     "restricted",
     "root",
     "cloud",
@@ -1556,6 +1557,9 @@ fn is_benign_shape(v: &str) -> bool {
                 | "token"
         )
         || is_email(v)
+        // Keys published by design: Stripe and Clerk publishable keys, Mapbox public tokens,
+        // PostHog project keys, Flutterwave public keys, Supabase publishable keys.
+        || ["pk_live_", "pk_test_", "pk.eyj", "phc_", "flwpubk", "sb_publishable_"].iter().any(|p| l.starts_with(p))
 }
 
 /// A number literal of code: hex up to 64 bits, binary, octal, `_` separators allowed.
@@ -1808,6 +1812,8 @@ mod tests {
             "Password must be at least 8 characters long",
             "let key = map.get(&id);",
             "secretKeyRef: {name: db, key: password}",
+            "STRIPE_PUBLISHABLE_KEY=pk_live_51HqLyjWDarjtT1zdp7dcXfUq",
+            "mapboxgl.accessToken = \"pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGFiYzEyMyJ9.aBcD3fGh1jKl\";",
             "cache_key = \"user:profile:1234\"",
             "redis_key: session-store-v2",
             "sortKey: \"createdAtDescending\"",

@@ -367,12 +367,16 @@ impl Scanner {
         let contextual = |f: &SecretFinding| {
             context::KINDS.iter().any(|k| k.id == f.rule) && !self.rules.iter().any(|r| r.id == f.rule)
         };
+        // Among rules, one that names the kind by the value's own prefix (`npm_`) is the most
+        // specific.
+        let specific = |f: &SecretFinding| !self.kind_prefix(&text[f.span.clone()], &f.rule).is_empty();
         found.sort_by(|a, b| {
             a.span
                 .start
                 .cmp(&b.span.start)
                 .then(b.severity.cmp(&a.severity))
                 .then(contextual(a).cmp(&contextual(b)))
+                .then(specific(b).cmp(&specific(a)))
                 .then(b.span.len().cmp(&a.span.len()))
         });
         let mut out: Vec<SecretFinding> = Vec::with_capacity(found.len());

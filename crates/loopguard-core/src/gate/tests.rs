@@ -243,7 +243,11 @@ fn secrets_in_arguments_weigh_by_severity() {
     assert_eq!((d.verdict(), d.codes()), (Verdict::Deny, vec!["secret-in-arguments".to_string()]));
     assert!(!d.explain().contains(&gh), "the reason echoes the secret");
     // One JWT (medium, 3) stays under the default score of 10; four of them ask.
-    let jwt = |i: u32| format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLXt{i}9In0.c2lnbmF0dXJlLXZhbHVlLWZvci10ZXN0{i}");
+    // Real JWTs: header and payload decode to JSON (`{"sub":"user-1"}`…), as the rule checks.
+    let jwt = |i: u32| {
+        let payload = ["E", "I", "M", "Q"][(i as usize - 1) % 4];
+        format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLT{payload}ifQ.c2lnbmF0dXJlLXZhbHVlLWZvci10ZXN0{i}")
+    };
     let one =
         eval(&Policy::builtin(), "Write", json!({"file_path": ws.path().join("a.txt"), "content": jwt(1)}), ws.path());
     assert_eq!(one.verdict(), Verdict::Allow, "{}", one.explain());
