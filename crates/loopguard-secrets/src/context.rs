@@ -524,6 +524,17 @@ const STRONG_KEY: &[&str] = &[
     "tenant",
 ];
 
+/// Words before a short `pass`/`pw` that make it a password: who or what logs in.
+const CREDENTIAL_OWNERS: &[&str] = &[
+    "db", "database", "user", "usr", "admin", "root", "smtp", "mail", "email", "imap", "pop", "ftp", "sftp", "sql",
+    "mysql", "pg", "postgres", "psql", "redis", "mongo", "mongodb", "proxy", "ldap", "login", "auth", "basic", "app",
+    "api", "service", "svc", "account", "acct", "wifi", "vpn", "ssh", "keystore", "truststore", "store", "key", "cert",
+    "private", "master", "sa", "rabbit", "rabbitmq", "amqp", "mq", "kafka", "es", "elastic", "http", "registry",
+    "docker", "git", "npm", "nexus", "jenkins", "sonar", "grafana", "keycloak", "oauth", "client", "bind", "my", "your",
+    "web", "site", "server", "host", "remote", "default", "initial", "super", "sys", "system", "oracle", "mssql",
+    "secret", "token", "jks", "p12", "pfx", "zip", "archive", "encryption", "enc", "wallet", "vault",
+];
+
 /// Suffix words after the noun that leave it a credential (`SECRET_KEY_BASE`, `DB_PASSWORD_PROD`).
 const NEUTRAL_AFTER: &[&str] = &[
     "value",
@@ -648,8 +659,10 @@ pub fn classify_name(name: &str) -> Option<NameClass> {
     let (i, (mut class, glued)) = ws.iter().enumerate().rev().find_map(|(i, w)| noun_of(w).map(|n| (i, n)))?;
     let before = ws.get(..i).unwrap_or_default();
     if ws[i].as_str() == "pass" || ws[i].as_str() == "pw" {
-        // Short forms are nouns only as a whole word at the end (`db_pass`, `PW`), not `pass_through`.
-        if i + 1 != ws.len() {
+        // Short forms are nouns only as a whole word at the end, and after a word that owns a
+        // credential (`db_pass`, `SMTP_PW`, `pass` alone), not `pass_through`, `onePass`,
+        // `render_pass`.
+        if i + 1 != ws.len() || before.last().is_some_and(|w| !CREDENTIAL_OWNERS.contains(&w.as_str())) {
             return None;
         }
     }
@@ -657,7 +670,7 @@ pub fn classify_name(name: &str) -> Option<NameClass> {
         // `auth_url`, `auth_mode`: about the authentication. `auth` alone is a credential.
         return None;
     }
-    if class == NameClass::WeakKey && !before.is_empty() {
+    if class == NameClass::WeakKey && before.last().is_some_and(|w| w.len() >= 3 || STRONG_KEY.contains(&w.as_str())) {
         // `MAPBOX_KEY`, `stripeKey`, `signing_key`: a key of something is a credential unless
         // the word before says otherwise (`cache_key`, `sort_key`, `public_key`: below).
         class = NameClass::Secret;
@@ -828,11 +841,8 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         j += 2;
         Op::Assign
     } else if j < limit && b[j] == b'=' {
-        // `==`, `=~`: a comparison, when written as one (`a == b`, `a=~ /x/`); glued to a value
-        // (`password==@zD%…`, `password=~S3…`) the value starts with that character.
-        if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~'))
-            && (spaced || b.get(j + 2).is_none_or(|c| c.is_ascii_whitespace()))
-        {
+        // `==`, `=~`: a comparison (C's `eOnePass==ONEPASS_OFF`, Perl's `$pw=~/x/`).
+        if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~')) {
             return None;
         }
         j += 1;
@@ -1344,10 +1354,14 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             if words > 1 && !looks_random(&v.replace(' ', "")) {
                 return None;
             }
+            // A short word alone (`bowser`, `blabla`) is a fixture, not a password anyone uses.
+            if v.len() < 8 && v.chars().all(|c| c.is_ascii_alphabetic()) {
+                return None;
+            }
             Some(if looks_random(v) { &PASSWORD } else { &PASSWORD_WORDLIKE })
         }
         NameClass::Secret => {
-            if v.len() < 8 {
+            if v.len() < 12 {
                 return None;
             }
             if is_uuid(v) {
@@ -1432,9 +1446,12 @@ fn is_code_shape(v: &str, quoted: bool) -> bool {
         && v.chars().any(|c| c.is_ascii_uppercase());
     let snake = v.contains('_')
         && v.split('_').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
-        && v.split('_').filter(|p| p.chars().all(|c| c.is_ascii_lowercase())).count() >= 2;
+        && v.split('_').filter(|p| p.chars().next().is_some_and(|c| c.is_ascii_lowercase())).count() >= 2;
     let word_pair = v.contains('/') && v.chars().all(|c| c.is_ascii_alphabetic() || c == '/');
-    v.contains("::")
+    // URL-encoded test data: `pass%5B%7F`, `value%27with%27quotes`.
+    let escapes = v.as_bytes().windows(3).filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit()).count();
+    escapes >= 2
+        || v.contains("::")
         || v.contains("->")
         || v.contains("=>")
         || v.matches("\\x").count() >= 2
