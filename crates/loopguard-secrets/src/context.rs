@@ -282,7 +282,8 @@ const META_AFTER: &[&str] = &[
     "spec_",
 ];
 
-/// Words before the noun that make the name about something that is not a credential.
+/// Words right before the noun that make any name about something that is not a credential
+/// (`max_tokens`, `next_token`, `show_password`, `csrf_token`, `public_key`).
 const META_BEFORE: &[&str] = &[
     "public",
     "pub",
@@ -317,18 +318,70 @@ const META_BEFORE: &[&str] = &[
     "cancel",
     "lexer",
     "parser",
-    "input",
-    "output",
     "prompt",
     "completion",
     "commit",
+    "forgot",
+    "reset",
+    "change",
+    "confirm",
+    "repeat",
+    "check",
+    "verify",
+    "verification",
+    "dummy",
+    "fake",
+    "mock",
+    "example",
+    "sample",
+    "sentence",
+    "word",
+    "special",
+    "eos",
+    "bos",
+    "pad",
+    "unk",
+    "sep",
+    "cls",
+    "mask",
+    "foo",
+    "contains",
+    "get",
+    "remove",
+    "insert",
+    "delete",
+    "find",
+    "exists",
+    "parse",
+    "read",
+    "load",
+    "gen",
+    "make",
+    "create",
+    "each",
+    "iter",
+    "missing",
+    "invalid",
+    "wrong",
+    "bad",
+    "empty",
+    "publishable",
+    "anon",
+    "site",
+    "search",
+    "hashed",
+    "encrypted_",
+    "hash",
+];
+
+/// Words right before a bare `key` that make it the key of an index, not a credential
+/// (`cache_key`, `sort_key`, `build_key`, `translation_key`).
+const KEY_META_BEFORE: &[&str] = &[
     "sort",
     "partition",
-    "primary",
     "foreign",
     "cache",
     "idempotency",
-    "hash",
     "object",
     "row",
     "lookup",
@@ -344,50 +397,8 @@ const META_BEFORE: &[&str] = &[
     "table",
     "map",
     "dict",
-    "registry",
     "hot",
     "short",
-    "kv",
-    "gpg",
-    "pgp",
-    "ssh",
-    "rsa",
-    "host",
-    "verify",
-    "verification",
-    "forgot",
-    "reset",
-    "change",
-    "new",
-    "old",
-    "confirm",
-    "repeat",
-    "check",
-    "last",
-    "first",
-    "max_",
-    "bearer",
-    "request",
-    "default",
-    "dummy",
-    "fake",
-    "test",
-    "mock",
-    "example",
-    "sample",
-    "sentence",
-    "word",
-    "special",
-    "end",
-    "start",
-    "eos",
-    "bos",
-    "pad",
-    "unk",
-    "sep",
-    "cls",
-    "mask",
-    "foo",
     "index",
     "file",
     "config",
@@ -420,13 +431,17 @@ const META_BEFORE: &[&str] = &[
     "pressed",
     "up",
     "down",
-    "contains",
-    "get",
-    "remove",
-    "insert",
-    "delete",
-    "find",
-    "exists",
+    "build",
+    "gpg",
+    "pgp",
+    "ssh",
+    "host",
+    "registry",
+    "kv",
+    "first",
+    "last",
+    "start",
+    "end",
     "from",
     "to",
     "into",
@@ -435,23 +450,23 @@ const META_BEFORE: &[&str] = &[
     "for",
     "of",
     "on",
-    "parse",
-    "read",
-    "load",
-    "gen",
-    "make",
-    "create",
-    "with_",
-    "each",
-    "iter",
-    "missing",
-    "invalid",
-    "wrong",
-    "bad",
-    "empty",
-    "no_",
-    "publishable",
-    "publishable_",
+    "with",
+    "input",
+    "output",
+    "request",
+    "response",
+    "default",
+    "new",
+    "old",
+    "test",
+    "bucket",
+    "s3",
+    "redis",
+    "memcache",
+    "memcached",
+    "idx",
+    "id",
+    "name",
 ];
 
 /// Qualifiers that make a bare "key" a credential (`api_key`, `signing_key`).
@@ -526,13 +541,94 @@ const STRONG_KEY: &[&str] = &[
 
 /// Words before a short `pass`/`pw` that make it a password: who or what logs in.
 const CREDENTIAL_OWNERS: &[&str] = &[
-    "db", "database", "user", "usr", "admin", "root", "smtp", "mail", "email", "imap", "pop", "ftp", "sftp", "sql",
-    "mysql", "pg", "postgres", "psql", "redis", "mongo", "mongodb", "proxy", "ldap", "login", "auth", "basic", "app",
-    "api", "service", "svc", "account", "acct", "wifi", "vpn", "ssh", "keystore", "truststore", "store", "key", "cert",
-    "private", "master", "sa", "rabbit", "rabbitmq", "amqp", "mq", "kafka", "es", "elastic", "http", "registry",
-    "docker", "git", "npm", "nexus", "jenkins", "sonar", "grafana", "keycloak", "oauth", "client", "bind", "my", "your",
-    "web", "site", "server", "host", "remote", "default", "initial", "super", "sys", "system", "oracle", "mssql",
-    "secret", "token", "jks", "p12", "pfx", "zip", "archive", "encryption", "enc", "wallet", "vault",
+    "db",
+    "database",
+    "user",
+    "usr",
+    "admin",
+    "root",
+    "smtp",
+    "mail",
+    "email",
+    "imap",
+    "pop",
+    "ftp",
+    "sftp",
+    "sql",
+    "mysql",
+    "pg",
+    "postgres",
+    "psql",
+    "redis",
+    "mongo",
+    "mongodb",
+    "proxy",
+    "ldap",
+    "login",
+    "auth",
+    "basic",
+    "app",
+    "api",
+    "service",
+    "svc",
+    "account",
+    "acct",
+    "wifi",
+    "vpn",
+    "ssh",
+    "keystore",
+    "truststore",
+    "store",
+    "key",
+    "cert",
+    "private",
+    "master",
+    "sa",
+    "rabbit",
+    "rabbitmq",
+    "amqp",
+    "mq",
+    "kafka",
+    "es",
+    "elastic",
+    "http",
+    "registry",
+    "docker",
+    "git",
+    "npm",
+    "nexus",
+    "jenkins",
+    "sonar",
+    "grafana",
+    "keycloak",
+    "oauth",
+    "client",
+    "bind",
+    "my",
+    "your",
+    "web",
+    "site",
+    "server",
+    "host",
+    "remote",
+    "default",
+    "initial",
+    "super",
+    "sys",
+    "system",
+    "oracle",
+    "mssql",
+    "secret",
+    "token",
+    "jks",
+    "p12",
+    "pfx",
+    "zip",
+    "archive",
+    "encryption",
+    "enc",
+    "wallet",
+    "vault",
 ];
 
 /// Suffix words after the noun that leave it a credential (`SECRET_KEY_BASE`, `DB_PASSWORD_PROD`).
@@ -687,7 +783,17 @@ pub fn classify_name(name: &str) -> Option<NameClass> {
             return None;
         }
     }
-    if before.iter().any(|w| META_BEFORE.contains(&w.as_str())) || META_BEFORE.contains(&glued) {
+    // Only the word right before the noun (or glued to it) says what the noun is about:
+    // `EMAIL_HOST_PASSWORD`, `TEST_API_KEY`, `NODE_AUTH_TOKEN` are credentials.
+    let right_before = if glued.is_empty() { before.last().map(String::as_str) } else { Some(glued) };
+    if right_before.is_some_and(|w| META_BEFORE.contains(&w)) {
+        return None;
+    }
+    if ws[i].ends_with("key")
+        && !STRONG_KEY.contains(&glued)
+        && glued.is_empty()
+        && before.last().is_some_and(|w| KEY_META_BEFORE.contains(&w.as_str()) && !STRONG_KEY.contains(&w.as_str()))
+    {
         return None;
     }
     Some(class)
@@ -748,6 +854,14 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         start += 1;
     }
     let name = &text[start..end];
+    // A word right after `/`, or after a `:` glued to a word, is inside a value (an ARN's
+    // `:secret:`, an image's `/auth:tag`, a URL path, a `session:token:…` key), not a name —
+    // except npmrc's `//registry/:_authToken=`; Ruby's `:api_key =>` is a name.
+    let inside_value = start > 0
+        && (bytes[start - 1] == b'/' || (bytes[start - 1] == b':' && start > 1 && is_ident_byte(bytes[start - 2])));
+    if inside_value && !(start > 1 && &text[start - 2..start] == "/:") {
+        return end;
+    }
     // Most identifiers name nothing secret: decide that without allocating.
     if !KEYWORD_STEMS.iter().any(|k| contains_ci(name.as_bytes(), k.as_bytes())) {
         return end;
@@ -757,7 +871,7 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         out.push(f);
         e
     };
-    for scheme in ["bearer", "basic", "token"] {
+    for scheme in ["bearer", "basic"] {
         // A scheme followed by a credential: `Bearer abc…` anywhere (logs, headers).
         if name.eq_ignore_ascii_case(scheme)
             && let Some(f) = scheme_value(text, end, limit, scheme)
@@ -767,6 +881,19 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
     }
     if let Some(f) = cli_value(text, start, end, limit) {
         return found(out, f);
+    }
+    if name.eq_ignore_ascii_case("identified") {
+        // SQL: `CREATE USER … IDENTIFIED BY 'secret'`.
+        let rest = &text[end..limit];
+        if rest.len() > 4 && rest[..4].eq_ignore_ascii_case(" by ") {
+            let s0 = end + 4;
+            if let Some((span, quoted, op)) = quoted_after(text, s0, limit)
+                && let Some(kind) = judge("password", NameClass::Password, &text[span.clone()], quoted, op)
+            {
+                return found(out, Found { span, kind });
+            }
+        }
+        return end;
     }
     if name.starts_with('-') && !name.starts_with("--") {
         return end;
@@ -795,6 +922,20 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         Some(f) => found(out, f),
         None => end,
     }
+}
+
+/// A quoted string starting at `j` (after spaces): its inside.
+fn quoted_after(text: &str, mut j: usize, limit: usize) -> Option<(Range<usize>, bool, Op)> {
+    let b = text.as_bytes();
+    while j < limit && b[j] == b' ' {
+        j += 1;
+    }
+    let q = *b.get(j)?;
+    if !matches!(q, b'"' | b'\'') {
+        return None;
+    }
+    let close = text[j + 1..limit].find(q as char)? + j + 1;
+    Some((j + 1..close, true, Op::Space))
 }
 
 /// Whether `hay` contains `needle` (lowercase) ignoring ASCII case.
@@ -1047,7 +1188,8 @@ fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Foun
     while j < limit && b[j] == b' ' {
         j += 1;
     }
-    if j >= limit || !matches!(b[j], b':' | b'=') {
+    // Header syntax is `Name: value`; `=` only for Authorization in code (`auth = "Bearer …"`).
+    if j >= limit || !(b[j] == b':' || (is_auth && b[j] == b'=')) {
         return None;
     }
     j += 1;
@@ -1055,12 +1197,14 @@ fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Foun
         j += 1;
     }
     if is_auth {
-        let scheme_end = text[j..limit].find(' ').map(|k| j + k)?;
+        // Any one-word scheme (`Bearer`, `Basic`, `token`, `OAuth`, `SSWS`, `Splunk`,
+        // `Klaviyo-API-Key`, `DeepL-Auth-Key`…) followed by a credential.
+        let scheme_end = text[j..limit].find([' ', '\t']).map(|k| j + k)?;
         let scheme = text[j..scheme_end].to_ascii_lowercase();
-        if !matches!(
-            scheme.as_str(),
-            "bearer" | "basic" | "token" | "bot" | "sso-key" | "apikey" | "api-key" | "key" | "digest" | "negotiate"
-        ) {
+        if scheme.is_empty()
+            || scheme.len() > 32
+            || !scheme.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        {
             return None;
         }
         return scheme_value(text, scheme_end, limit, &scheme).map(|f| Found { kind: &AUTH_HEADER, ..f });
@@ -1071,7 +1215,14 @@ fn header_value(text: &str, name: &str, end: usize, limit: usize) -> Option<Foun
         k += 1;
     }
     let v = &text[s..k];
-    (v.len() >= 16 && looks_random(v) && !is_placeholder(v)).then_some(Found { span: s..k, kind: &AUTH_HEADER })
+    let dotted_code = v.contains('.') && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    (v.len() >= 16
+        && looks_random(v)
+        && !is_placeholder(v)
+        && !is_reference(v)
+        && !is_code_shape(v, false)
+        && !dotted_code)
+        .then_some(Found { span: s..k, kind: &AUTH_HEADER })
 }
 
 fn token_byte(b: u8) -> bool {
@@ -1082,21 +1233,28 @@ fn token_byte(b: u8) -> bool {
 fn scheme_value(text: &str, end: usize, limit: usize, scheme: &str) -> Option<Found> {
     let b = text.as_bytes();
     let mut j = end;
-    if j >= limit || b[j] != b' ' {
+    // `Bearer: tok` happens too.
+    if j < limit && b[j] == b':' {
+        j += 1;
+    }
+    if j >= limit || !matches!(b[j], b' ' | b'\t') {
         return None;
     }
-    while j < limit && b[j] == b' ' {
+    while j < limit && matches!(b[j], b' ' | b'\t') {
         j += 1;
     }
     let s = j;
-    while j < limit && token_byte(b[j]) {
+    while j < limit && token_byte(b[j]) && b[j] != b'='
+        || (j < limit && b[j] == b'=' && j > s && b.get(j + 1).is_none_or(|c| !c.is_ascii_alphanumeric()))
+    {
+        // `=` only as base64 padding at the end, never `id=…`.
         j += 1;
     }
     let mut v = &text[s..j];
     while v.ends_with([':', '.']) {
         v = &v[..v.len() - 1];
     }
-    if is_placeholder(v) || v.len() < 12 {
+    if is_placeholder(v) || is_reference(v) || v.len() < 12 || is_uuid(v) && scheme != "bearer" {
         return None;
     }
     let ok = match scheme {
@@ -1449,7 +1607,11 @@ fn is_code_shape(v: &str, quoted: bool) -> bool {
         && v.split('_').filter(|p| p.chars().next().is_some_and(|c| c.is_ascii_lowercase())).count() >= 2;
     let word_pair = v.contains('/') && v.chars().all(|c| c.is_ascii_alphabetic() || c == '/');
     // URL-encoded test data: `pass%5B%7F`, `value%27with%27quotes`.
-    let escapes = v.as_bytes().windows(3).filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit()).count();
+    let escapes = v
+        .as_bytes()
+        .windows(3)
+        .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+        .count();
     escapes >= 2
         || v.contains("::")
         || v.contains("->")

@@ -63,7 +63,10 @@ pub struct Scanner {
     /// Lowercase keywords, index-aligned with `keyword_rule`.
     keywords: Vec<String>,
     /// Built on first use for a text long enough to need it (building costs ~0.2 ms).
-    prefilter: OnceLock<Option<AhoCorasick>>,
+    prefilter: OnceLock<Option<(AhoCorasick, Vec<usize>)>>,
+    /// The contextual detector's name keywords in an automaton of their own: in one shared
+    /// leftmost-longest pass a rule keyword overlapping a name (`sk` in `accessKey`) hid it.
+    name_prefilter: OnceLock<Option<(AhoCorasick, Vec<usize>)>>,
     /// Per first byte, the keywords that start with it (for short texts).
     firsts: OnceLock<Vec<Vec<usize>>>,
     /// Per keyword, the rules whose keywords it contains.
@@ -139,6 +142,7 @@ impl Scanner {
             global_allow,
             keywords,
             prefilter: OnceLock::new(),
+            name_prefilter: OnceLock::new(),
             firsts: OnceLock::new(),
             contained: OnceLock::new(),
             keyword_rule,
@@ -201,16 +205,33 @@ impl Scanner {
         })
     }
 
-    fn automaton(&self) -> Option<&AhoCorasick> {
+    /// The keyword automaton over `keywords` whose index satisfies `pick`, with the map from
+    /// its pattern ids back to keyword indices.
+    fn build_automaton(&self, pick: impl Fn(usize) -> bool, dfa: bool) -> Option<(AhoCorasick, Vec<usize>)> {
+        let ids: Vec<usize> = (0..self.keywords.len()).filter(|k| pick(*k)).collect();
+        if ids.is_empty() {
+            return None;
+        }
+        let ac = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(if dfa { AhoCorasickKind::DFA } else { AhoCorasickKind::ContiguousNFA }))
+            .build(ids.iter().filter_map(|k| self.keywords.get(*k)))
+            .ok()?;
+        Some((ac, ids))
+    }
+
+    fn automaton(&self) -> Option<&(AhoCorasick, Vec<usize>)> {
+        let name = self.rules.len() + 1;
         self.prefilter
-            .get_or_init(|| {
-                AhoCorasickBuilder::new()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .kind(Some(if self.bulk { AhoCorasickKind::DFA } else { AhoCorasickKind::ContiguousNFA }))
-                    .build(&self.keywords)
-                    .ok()
-            })
+            .get_or_init(|| self.build_automaton(|k| self.keyword_rule.get(k) != Some(&name), self.bulk))
+            .as_ref()
+    }
+
+    fn name_automaton(&self) -> Option<&(AhoCorasick, Vec<usize>)> {
+        let name = self.rules.len() + 1;
+        self.name_prefilter
+            .get_or_init(|| self.build_automaton(|k| self.keyword_rule.get(k) == Some(&name), self.bulk))
             .as_ref()
     }
 
@@ -234,18 +255,30 @@ impl Scanner {
                     }
                 }
             }
-        } else if let Some(ac) = self.automaton() {
+        } else {
             // Non-overlapping search is much faster than overlapping; a keyword hidden inside a
             // longer one (`secret` in `aws_secret`, `sk` in `sk_live_`) still triggers its rules
             // through `contained`.
             let contained = self.contained();
-            for m in ac.find_iter(text) {
-                let k = m.pattern().as_usize();
-                if let Some(&ri) = self.keyword_rule.get(k) {
-                    out.push((m.start(), ri));
+            let name = self.rules.len() + 1;
+            if let Some((ac, ids)) = self.automaton() {
+                for m in ac.find_iter(text) {
+                    let Some(&k) = ids.get(m.pattern().as_usize()) else { continue };
+                    if let Some(&ri) = self.keyword_rule.get(k) {
+                        out.push((m.start(), ri));
+                    }
+                    for &ri in contained.get(k).map(Vec::as_slice).unwrap_or_default() {
+                        if ri != name {
+                            out.push((m.start(), ri));
+                        }
+                    }
                 }
-                for &ri in contained.get(k).map(Vec::as_slice).unwrap_or_default() {
-                    out.push((m.start(), ri));
+            }
+            if let Some((ac, ids)) = self.name_automaton() {
+                for m in ac.find_iter(text) {
+                    if let Some(&k) = ids.get(m.pattern().as_usize()) {
+                        out.push((m.start(), self.keyword_rule.get(k).copied().unwrap_or(name)));
+                    }
                 }
             }
             out.sort_unstable();
