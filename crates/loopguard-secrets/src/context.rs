@@ -45,6 +45,22 @@ pub(crate) const LINE_KEYWORDS: &[&str] = &[
     "docker login",
     "podman login",
     "htpasswd",
+    "sqlcmd",
+    "ldapsearch",
+    "ldapmodify",
+    "ldapadd",
+    "ldapdelete",
+    "ldapwhoami",
+    "ldappasswd",
+    "keytool",
+    "zip -p",
+    "7z ",
+    "7za ",
+    "twine",
+    "az login",
+    "-passin",
+    "-passout",
+    "smbclient",
 ];
 
 /// One contextual finding: where the value is and what kind it is.
@@ -745,8 +761,21 @@ fn noun_of(word: &str) -> Option<(NameClass, &str)> {
 /// What `name` says about its value, or `None` when it names no credential.
 pub fn classify_name(name: &str) -> Option<NameClass> {
     let name = name.trim_start_matches(['-', '$', '@', '_', ':', '.']);
+    // Servers' own words for it: redis.conf `requirepass`, `masterauth`.
+    if ["requirepass", "masterauth", "masterpassword"].iter().any(|n| name.eq_ignore_ascii_case(n)) {
+        return Some(NameClass::Password);
+    }
     // A dotted path names its last part: `config.api_key`, `spring.datasource.password`.
-    let name = name.rsplit('.').next().unwrap_or(name);
+    let mut parts = name.rsplit('.');
+    let last = parts.next().unwrap_or(name);
+    // `api.key`, `stripe.secret`: a bare last part takes its qualifier from the part before.
+    if last.eq_ignore_ascii_case("key")
+        && let Some(prev) = parts.next()
+        && !prev.is_empty()
+    {
+        return classify_name(&format!("{prev}_{last}"));
+    }
+    let name = last;
     if name.len() > 80 {
         return None;
     }
@@ -945,7 +974,7 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Stems whose presence in an identifier makes it worth parsing.
 const KEYWORD_STEMS: &[&str] =
-    &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "basic", "sig", "-p", "-a", "-u"];
+    &["pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "basic", "sig", "-p", "-a", "-u", "-w"];
 
 /// How a value was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1003,6 +1032,20 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if spaced && !key_quoted && (space_assign_ok(text, name_start) || typed_assignment(text, j, limit).is_some())
     {
         Op::Space
+    } else if key_quoted && j < limit && b[j] == b',' {
+        // The name as a string argument, the value as the next one: `setdefault("API_KEY", "…")`,
+        // `props.put("mail.smtp.password", "…")`, `define('API_KEY', '…')`, `{ "ApiKey", "…" }`,
+        // `add_argument('--api-key', default='…')`. Only a quoted value counts.
+        j += 1;
+        while j < limit && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
+        for kw in ["default=", "value="] {
+            if text[j..limit].starts_with(kw) {
+                j += kw.len();
+            }
+        }
+        Op::Call
     } else {
         return None;
     };
@@ -1059,10 +1102,22 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     // A bare value ends at whitespace or a separator of the syntax around it; `&` only in a
     // query string (`?user=a&password=b`), not in a `.env` or properties value.
     let query = name_start > 0 && matches!(b[name_start - 1], b'?' | b'&');
+    // `NAME=value` of an env file or a shell line: the value is everything to the next space.
+    let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
+    let lead = text[line_start..name_start].trim_start_matches(['+', ' ', '\t']);
+    let env_line = op == Op::Assign
+        && !spaced
+        && b.get(j - 1) == Some(&b'=')
+        && env_style(&text[name_start..end])
+        && (lead.is_empty() || lead == "export " || lead == "ENV " || lead == "ARG " || lead == "- ");
     let s = j;
     let mut k = s;
     while k < limit
-        && !matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b'"' | b'\'' | b'`' | b'<' | b'[' | b'(')
+        && !(if env_line {
+            matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'`')
+        } else {
+            matches!(b[k], b' ' | b'\t' | b'\r' | b'\n' | b',' | b';' | b'"' | b'\'' | b'`' | b'<' | b'[' | b'(')
+        })
         && !(query && b[k] == b'&')
     {
         if b[k] == b'\\' && b.get(k + 1).is_some_and(|c| matches!(c, b'n' | b'"' | b't' | b'r')) {
@@ -1070,7 +1125,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         }
         k += 1;
     }
-    if k < limit && matches!(b[k], b'[' | b'(' | b'<') {
+    if !env_line && k < limit && matches!(b[k], b'[' | b'(' | b'<') {
         // A bare word followed by an index or a call is code: `request.form['password']`.
         return None;
     }
@@ -1135,6 +1190,21 @@ fn space_assign_ok(text: &str, name_start: usize) -> bool {
     let word_before = lower.trim_end().rsplit(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '+')).next();
     if matches!(word_before, Some("env" | "arg")) {
         // Dockerfile `ENV NAME value` (also inside a diff or a JSON string).
+        return true;
+    }
+    let name_l = text[name_start..]
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if matches!(name_l.as_str(), "requirepass" | "masterauth") && lower.trim().is_empty() {
+        // redis.conf: `requirepass s3cr3t`.
+        return true;
+    }
+    if matches!(word_before, Some("setx"))
+        || (matches!(word_before, Some("-x" | "-gx" | "-ux" | "-xg")) && lower.contains("set "))
+    {
+        // Windows `setx NAME value`, fish `set -x NAME value`.
         return true;
     }
     if word_before == Some("set") && lower.contains("config") {
@@ -1336,6 +1406,59 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
             || (v.len() >= 6 && looks_random(v) && !is_reference(v) && !is_placeholder(v)))
         .then_some(Found { span: r, kind: &CLI })
     };
+    if (flag_name == "-u" || lower == "--user") && program(&["curl", "curlie", "http", "xh", "wget"]) {
+        let r = match attached {
+            Some((s, v)) => s..s + v.len(),
+            None => next_word()?,
+        };
+        let v = &text[r.clone()];
+        let (user, pass) = v.split_once(':')?;
+        let s = r.start + user.len() + 1;
+        if pass.len() >= 4 && !is_placeholder(pass) && !is_reference(pass) {
+            return Some(Found { span: s..s + pass.len(), kind: &CLI });
+        }
+        return None;
+    }
+    // Password options of other clients: (programs, option, value attached to the option).
+    const CLIENT_FLAGS: &[(&[&str], &str, bool)] = &[
+        (&["sqlcmd", "bcp"], "-P", false),
+        (&["ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd"], "-w", false),
+        (&["keytool"], "-storepass", false),
+        (&["keytool"], "-keypass", false),
+        (&["keytool"], "-srcstorepass", false),
+        (&["keytool"], "-deststorepass", false),
+        (&["zip", "unzip"], "-P", false),
+        (&["7z", "7za", "7zr"], "-p", true),
+        (&["twine"], "-p", false),
+        (&["az"], "-p", false),
+        (&["openssl"], "-passin", false),
+        (&["openssl"], "-passout", false),
+        (&["smbclient"], "-U", false),
+    ];
+    for (programs, option, glued) in CLIENT_FLAGS {
+        if *glued && flag_name.len() > option.len() && flag_name.starts_with(option) && program(programs) {
+            let s = start + option.len();
+            let e =
+                text[s..limit].find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'')).map_or(limit, |k| s + k);
+            return value(s..e);
+        }
+        if flag_name == *option && program(programs) {
+            let r = next_word()?;
+            let v = &text[r.clone()];
+            // `-passin pass:SECRET`, `smbclient -U user%SECRET`.
+            if let Some(p) = v.strip_prefix("pass:") {
+                return value(r.end - p.len()..r.end);
+            }
+            if *option == "-U" {
+                let (_, p) = v.split_once('%')?;
+                return value(r.end - p.len()..r.end);
+            }
+            if option.starts_with("-pass") {
+                return None;
+            }
+            return value(r);
+        }
+    }
     if lower.starts_with("--") {
         let class = classify_name(lower.strip_prefix("--").unwrap_or(&lower))?;
         if class == NameClass::WeakKey
@@ -1357,7 +1480,15 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
         let v = &text[f.span.clone()];
         return (class == NameClass::Password || looks_random(v)).then_some(f);
     }
-    // Short options of known clients.
+    // Short options of known clients. `-p'secret'`: quoted right after the option.
+    if flag_name == "-p"
+        && matches!(b.get(end), Some(b'\'' | b'"'))
+        && program(&["mysql", "mariadb", "mysqldump", "mysqladmin", "mariadb-dump", "mysqlimport", "mysqlshow"])
+    {
+        let q = b[end] as char;
+        let close = text[end + 1..limit].find(q)? + end + 1;
+        return value(end + 1..close);
+    }
     if flag_name.len() > 2
         && flag_name.starts_with("-p")
         && program(&["mysql", "mariadb", "mysqldump", "mysqladmin", "mariadb-dump", "mysqlimport", "mysqlshow"])
@@ -1390,15 +1521,6 @@ fn cli_value(text: &str, start: usize, end: usize, limit: usize) -> Option<Found
     }
     if flag_name == "-a" && program(&["redis-cli", "keydb-cli", "valkey-cli"]) {
         return value(next_word()?);
-    }
-    if (flag_name == "-u" || lower == "--user") && program(&["curl", "curlie", "http", "xh"]) {
-        let r = next_word()?;
-        let v = &text[r.clone()];
-        let (user, pass) = v.split_once(':')?;
-        let s = r.start + user.len() + 1;
-        if pass.len() >= 4 && !is_placeholder(pass) && !is_reference(pass) {
-            return Some(Found { span: s..s + pass.len(), kind: &CLI });
-        }
     }
     None
 }
@@ -1477,13 +1599,18 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
                 }
             }
             Op::Colon => {
-                if identifier && (v.contains('.') || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit()))) {
+                if identifier
+                    && ((v.contains('.') && !looks_random(v))
+                        || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit())))
+                {
                     return None;
                 }
             }
             Op::Space | Op::Element => {}
         }
-        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&']) || v.contains('(') {
+        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&'])
+            || (v.contains('(') && !(env_style(name) && op == Op::Assign))
+        {
             return None;
         }
     }
@@ -1520,6 +1647,12 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
         }
         NameClass::Secret => {
             if v.len() < 12 {
+                return None;
+            }
+            let hex = v.chars().all(|c| c.is_ascii_hexdigit());
+            let lname = name.to_ascii_lowercase();
+            // Hex shorter than a key is an id; a signing or GPG "key" in hex is its id or fingerprint.
+            if hex && (v.len() < 20 || lname.contains("signing") || lname.contains("gpg") || lname.contains("pgp")) {
                 return None;
             }
             if is_uuid(v) {
@@ -1636,7 +1769,8 @@ fn is_uuid(v: &str) -> bool {
 /// Values that are references to a secret kept elsewhere, or code.
 pub(crate) fn is_reference(v: &str) -> bool {
     let l = v.to_ascii_lowercase();
-    l.starts_with('$')
+    // `$VAR`, `${VAR}`, `$(cmd)`, `$env:X`; not a password that starts with `$&9#`.
+    (l.starts_with('$') && l[1..].starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '{' | '(' | '_')))
         || l.starts_with('%') && l.ends_with('%')
         || l.starts_with("os.")
         || l.starts_with("process.env")
@@ -1672,7 +1806,8 @@ pub(crate) fn is_reference(v: &str) -> bool {
         || l.starts_with("file:")
         || l.starts_with("env:")
         || l.starts_with("keyring:")
-        || l.starts_with("{")
+        // `{{ x }}`, `{name}`; not a password that starts with `{Wt:`.
+        || (l.starts_with('{') && (l.starts_with("{{") || (l.ends_with('}') && l[1..l.len() - 1].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ' ')))))
         || l.contains("${")
         || l.contains("{{")
         || l.contains("#{")
@@ -1683,10 +1818,8 @@ pub(crate) fn is_reference(v: &str) -> bool {
 /// Hashes, identifiers, paths, URLs, numbers, booleans: never secrets by context.
 fn is_benign_shape(v: &str) -> bool {
     let l = v.to_ascii_lowercase();
-    let path_like = v.starts_with('/')
-        || v.starts_with("./")
-        || v.starts_with("../")
-        || v.starts_with("~/")
+    let path_like = (v.starts_with('/') || v.starts_with("./") || v.starts_with("../") || v.starts_with("~/"))
+        && !looks_random(&v.replace('/', ""))
         || (v.len() > 2 && v.as_bytes()[1] == b':' && v.as_bytes()[2] == b'\\')
         || (v.contains('/')
             && !v.contains('+')
@@ -1737,8 +1870,14 @@ fn is_benign_shape(v: &str) -> bool {
         )
         || is_email(v)
         // Keys published by design: Stripe and Clerk publishable keys, Mapbox public tokens,
-        // PostHog project keys, Flutterwave public keys, Supabase publishable keys.
+        // PostHog project keys, Flutterwave public keys, Supabase publishable keys; Stripe's
+        // client secrets of payment and setup intents (handed to the browser).
         || ["pk_live_", "pk_test_", "pk.eyj", "phc_", "flwpubk", "sb_publishable_"].iter().any(|p| l.starts_with(p))
+        || ((l.starts_with("pi_") || l.starts_with("seti_")) && l.contains("_secret_"))
+        // Password hashes: what a password becomes, not the password.
+        || ["pbkdf2_", "pbkdf2:", "$2a$", "$2b$", "$2y$", "$argon2", "$scrypt", "$6$", "$5$", "$1$", "{ssha}", "{sha}", "{bcrypt}", "sha256$", "sha1$", "md5$", "bcrypt$", "scrypt:"]
+            .iter()
+            .any(|p| l.starts_with(p))
 }
 
 /// A number literal of code: hex up to 64 bits, binary, octal, `_` separators allowed.

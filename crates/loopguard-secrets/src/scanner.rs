@@ -394,6 +394,13 @@ impl Scanner {
             let lines = windows.get(ctx).map(Vec::as_slice).unwrap_or_default();
             self.scan_context(text, lines, &name_hits, path, &mut found);
         }
+        // Values the text itself marks as examples (`# example`, a comment line saying so just
+        // above) are documentation, not secrets — in reports of files (`loopguard scan`). Not in
+        // the hook: there the text is the agent's, and a comment would smuggle a real key past
+        // the gate; redacting an example costs nothing.
+        if self.bulk {
+            found.retain(|f| !marked_as_example(text, &f.span));
+        }
         // Overlaps: keep the most severe (then the longest). A rule that knows the format names
         // the finding over a contextual kind that found the same value, and takes the more
         // severe of the two.
@@ -564,6 +571,34 @@ impl Scanner {
         }
         out
     }
+}
+
+/// Whether a comment on the value's line (after it) or a comment line right above says the
+/// value is an example, a sample, a placeholder or not real.
+fn marked_as_example(text: &str, span: &Range<usize>) -> bool {
+    const WORDS: &[&str] =
+        &["example", "sample", "placeholder", "dummy", "fake", "not a real", "not real", "illustrat"];
+    let says = |c: &str| {
+        let l = c.to_ascii_lowercase();
+        WORDS.iter().any(|w| l.contains(w))
+    };
+    let line_end = text[span.end..].find('\n').map_or(text.len(), |i| span.end + i);
+    let after = &text[span.end..line_end];
+    // A comment starts after white space (`https://example.com` is no comment).
+    let comment_after = [" #", "\t#", " //", "\t//", " /*", " <!--", " -- ", " ;"]
+        .iter()
+        .filter_map(|m| after.find(m).map(|i| &after[i..]))
+        .any(says);
+    if comment_after {
+        return true;
+    }
+    let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    if line_start == 0 {
+        return false;
+    }
+    let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |i| i + 1);
+    let prev = text[prev_start..line_start - 1].trim_start_matches(['+', ' ', '\t']);
+    ["#", "//", "/*", "<!--", "--", ";", "*"].iter().any(|m| prev.starts_with(m)) && says(prev)
 }
 
 /// The line holding `span`.
@@ -795,10 +830,29 @@ fn passes_check(check: &str, secret: &str, whole: &str) -> bool {
     }
 }
 
+/// Values vendors and standards publish in their documentation as examples (facts, for
+/// recognising them; a finding of one is a decoy): AWS's example key pair, Stripe's documented
+/// test keys, RFC 7617's Basic example (`Aladdin:open sesame`), Azurite's well-known storage key,
+/// jwt.io's sample signature, kubeadm's documented bootstrap token, the RFC 6238/Google
+/// Authenticator example secret, Slack's documented bot token.
+const DOCUMENTED_VALUES: &[&str] = &[
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "abcdef.0123456789abcdef",
+    "JBSWY3DPEHPK3PXP",
+    "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+];
+
 /// Placeholders, templates and masked values: never secrets.
 pub(crate) fn is_placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    l.contains("[redacted")
+    DOCUMENTED_VALUES.iter().any(|d| s.contains(d))
+        || l.contains("[redacted")
         || l.contains("${")
         || l.contains("{{")
         || l.contains("}}")
@@ -819,7 +873,7 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
         // A common word with a counter: `secret123`, `password1!`, `foo`.
         || {
             let stem = l.trim_end_matches(|c: char| c.is_ascii_digit() || c == '!');
-            matches!(stem, "secret" | "password" | "passw0rd" | "pass" | "passwd" | "pwd" | "foo" | "bar" | "baz" | "foobar" | "test" | "demo" | "admin" | "user" | "qwerty" | "letmein" | "hunter" | "changeit" | "welcome" | "mypassword" | "mysecret" | "supersecret" | "topsecret")
+            matches!(stem, "secret" | "password" | "passw0rd" | "pass" | "passwd" | "pwd" | "foo" | "bar" | "baz" | "foobar" | "test" | "demo" | "admin" | "user" | "qwerty" | "letmein" | "hunter" | "changeit" | "welcome" | "mypassword" | "mysecret" | "supersecret" | "topsecret" | "testpassword" | "testpass" | "test_password" | "test-password" | "postgres" | "mysql" | "root" | "guest" | "default" | "secret_key" | "dev" | "development" | "local")
         }
         || s.chars().all(|c| c == s.chars().next().unwrap_or(' '))
         || matches!(

@@ -81,3 +81,19 @@ fn planted_secrets_are_found_and_redacted_and_decoys_are_not() {
     assert!(recall >= 0.97, "recall {:.1}% < 97%; missed:\n{}", recall * 100.0, misses.join("\n"));
     assert!(flagged.is_empty(), "decoys flagged:\n{}", flagged.join("\n"));
 }
+
+#[test]
+fn values_marked_as_examples_are_quiet_in_reports_but_not_in_the_hook() {
+    let key = ["ghp_", "R8mZq2VtLx7KcN4pWb9Hs3Jd6Fg1Ay5Eu0To"].concat();
+    for text in [
+        format!("GH_TOKEN={key}  # example"),
+        format!("# Example: a token looks like this\nexport GITHUB_TOKEN={key}"),
+        format!("token = \"{key}\" // sample value, not a real token"),
+    ] {
+        assert!(Scanner::builtin_bulk().scan(&text).is_empty(), "reported: {text}");
+        assert!(!Scanner::builtin().scan(&text).is_empty(), "the hook must still see: {text}");
+    }
+    // A URL is no comment.
+    let text = format!("curl -H 'X-Token: {key}' https://example.com");
+    assert!(!Scanner::builtin_bulk().scan(&text).is_empty());
+}
