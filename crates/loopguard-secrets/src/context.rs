@@ -997,9 +997,30 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     let mut j = end;
     // Closing quote(s) of a quoted key: `"password"`, `\"password\"`, `'password'`, `password]`.
     let mut key_quoted = false;
+    // plist: `<key>APIKey</key>` then `<string>value</string>` (on the next line, often).
+    if text[j..].starts_with("</key>") {
+        let rest = &text[j + 6..];
+        let skip = rest.len() - rest.trim_start().len();
+        if rest[skip..].starts_with("<string>") {
+            let s0 = j + 6 + skip + 8;
+            let close = s0 + text[s0..].find("</")?;
+            return (!text[s0..close].contains('\n')).then_some((s0..close, true, Op::Element));
+        }
+        return None;
+    }
+    // Markdown emphasis around a name: `**Password**: `…``.
+    while j < limit && matches!(b[j], b'*') {
+        j += 1;
+    }
     while j < limit && matches!(b[j], b'"' | b'\'' | b'`' | b'\\' | b']') {
         key_quoted = true;
         j += 1;
+    }
+    // Android resources, property files in XML: `<string name="api_key">value</string>`.
+    if key_quoted && j < limit && b[j] == b'>' {
+        let s0 = j + 1;
+        let close = s0 + text[s0..limit].find("</")?;
+        return Some((s0..close, true, Op::Element));
     }
     let ws_before = j;
     while j < limit && matches!(b[j], b' ' | b'\t') {
@@ -1026,6 +1047,13 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if j < limit && b[j] == b'>' && name_start > 0 && b[name_start - 1] == b'<' {
         j += 1;
         Op::Element
+    } else if j < limit
+        && b[j] == b'|'
+        && text[..name_start].rsplit('\n').next().is_some_and(|l| l.trim_start().starts_with('|'))
+    {
+        // A Markdown table row: `| DB_PASSWORD | value |`.
+        j += 1;
+        Op::Colon
     } else if j < limit && b[j] == b'(' && !spaced {
         j += 1;
         Op::Call
@@ -1051,6 +1079,40 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     };
     while j < limit && matches!(b[j], b' ' | b'\t') {
         j += 1;
+    }
+    if op == Op::Colon && typed_assignment(text, j, limit).is_none() {
+        // YAML anchors and tags before a value: `&tok value`, `!!str value`.
+        while j < limit && matches!(b[j], b'&' | b'!') {
+            while j < limit && !matches!(b[j], b' ' | b'\t') {
+                j += 1;
+            }
+            while j < limit && matches!(b[j], b' ' | b'\t') {
+                j += 1;
+            }
+        }
+        // Nothing (or a block indicator) after the colon: the value is the next line, indented
+        // deeper (`api_token:\n  u8jz…`, `key: |\n  …`).
+        let rest = text[j..limit].trim_end();
+        if rest.is_empty() || matches!(rest, "|" | ">" | "|-" | ">-" | "|+" | ">+") {
+            let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
+            let indent = text[line_start..name_start].len() - text[line_start..name_start].trim_start().len();
+            let next_start = text[j..].find('\n').map(|k| j + k + 1)?;
+            let next_end = text[next_start..].find('\n').map_or(text.len(), |k| next_start + k);
+            let next = &text[next_start..next_end];
+            let next_indent = next.len() - next.trim_start().len();
+            let body = next.trim();
+            if next_indent > indent
+                && !body.is_empty()
+                && !body.contains(": ")
+                && !body.ends_with(':')
+                && !body.starts_with('-')
+                && !body.starts_with('#')
+            {
+                let s0 = next_start + next_indent;
+                return Some((s0..s0 + body.len(), false, Op::Colon));
+            }
+            return None;
+        }
     }
     if matches!(op, Op::Colon | Op::Space)
         && let Some(after) = typed_assignment(text, j, limit)
@@ -1142,7 +1204,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
 fn could_assign(text: &str, start: usize, end: usize, limit: usize) -> bool {
     let b = text.as_bytes();
     let mut j = end;
-    while j < limit && matches!(b[j], b'"' | b'\'' | b'`' | b'\\' | b']') {
+    while j < limit && matches!(b[j], b'"' | b'\'' | b'`' | b'\\' | b']' | b'*' | b'|') {
         j += 1;
     }
     let ws = j;
@@ -1152,11 +1214,16 @@ fn could_assign(text: &str, start: usize, end: usize, limit: usize) -> bool {
     if j < limit && matches!(b[j], b'=' | b':' | b'(' | b'>' | b'<') {
         return true;
     }
+    if j < limit && b[j] == b',' && ws > end {
+        // A quoted name followed by its value as the next argument.
+        return true;
+    }
     if start > 0 && b[start - 1] == b'<' {
         return true;
     }
     let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
-    let before = text[line_start..start].trim_end_matches(['"', '\'', ' ', '\\']).as_bytes();
+    let before: Vec<u8> =
+        text[line_start..start].bytes().filter(|c| !matches!(c, b'"' | b'\'' | b'\\' | b' ')).collect();
     let tail = |s: &[u8]| before.len() >= s.len() && before[before.len() - s.len()..].eq_ignore_ascii_case(s);
     if tail(b"name:") || tail(b"name=") || tail(b"key=") || tail(b"key:") || tail(b"variable") {
         return true;
@@ -1532,7 +1599,9 @@ fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass) -> Op
     let b = text.as_bytes();
     let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
     let before = text[line_start..start].trim_end_matches(['"', '\'', ' ', '\\']);
-    let before_l = before.to_ascii_lowercase();
+    // Quotes and escapes out: `{"name": "DB_PASSWORD"` and `{\"Key\":\"…` read as `name:`.
+    let before_l: String =
+        before.chars().filter(|c| !matches!(c, '"' | '\'' | '\\' | ' ')).collect::<String>().to_ascii_lowercase();
     let pair = before_l.ends_with("name:")
         || before_l.ends_with("name=")
         || before_l.ends_with("key=")
@@ -1560,7 +1629,8 @@ fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass) -> Op
             let vs = end + from + k;
             let ve = vs + field.len();
             from += k + field.len();
-            let bounded = (vs == 0 || !b[vs - 1].is_ascii_alphanumeric())
+            // `value`, or a field ending in it (`ParameterValue`, `SecretValue`).
+            let bounded = (vs == 0 || !b[vs - 1].is_ascii_alphanumeric() || b[vs].is_ascii_uppercase())
                 && b.get(ve).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_');
             if !bounded {
                 continue;
@@ -2102,6 +2172,25 @@ mod tests {
             format!("https://acct.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-12-31&sp=r&sig={v}%3D"),
             format!("MAPBOX_KEY={v}"),
             format!("stripeKey: \"{v}\""),
+            format!("{{\"name\": \"DB_PASSWORD\", \"value\": \"{v}\"}}"),
+            format!("{{\"ParameterKey\": \"ApiToken\", \"ParameterValue\": \"{v}\"}}"),
+            format!("os.environ.setdefault(\"API_KEY\", \"{v}\")"),
+            format!("parser.add_argument('--api-key', default='{v}')"),
+            format!("DB_PASSWORD={v}(x"),
+            format!("api.key={v}"),
+            format!("requirepass {v}"),
+            format!("sqlcmd -S db -U sa -P {v} -Q 'select 1'"),
+            format!("mysqldump -uroot -p'{v}' app"),
+            format!("curl --user admin:{v} https://x"),
+            format!("minio:\n  accessKey: {v}"),
+            format!("Authorization: OAuth {v}abc"),
+            format!("EMAIL_HOST_PASSWORD={v}"),
+            format!("api_token:\n  {v}"),
+            format!("api_token: &tok {v}"),
+            format!("| DB_PASSWORD | {v} |"),
+            format!("**Password**: `{v}`"),
+            format!("<string name=\"api_key\">{v}</string>"),
+            format!("<key>APIKey</key>\n\t<string>{v}</string>"),
         ] {
             let got = found(&t);
             assert!(got.iter().any(|(_, s)| s.starts_with(v)), "missed in {t:?}: {got:?}");
@@ -2131,6 +2220,15 @@ mod tests {
             "let key = map.get(&id);",
             "secretKeyRef: {name: db, key: password}",
             "STRIPE_PUBLISHABLE_KEY=pk_live_51HqLyjWDarjtT1zdp7dcXfUq",
+            "const apiKey = process.env.API_KEY;",
+            "apiKey: import.meta.env.VITE_FIREBASE_API_KEY as string,",
+            "\"Resource\": \"arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf\"",
+            "image: ghcr.io/acme/auth:sha-a4c123b1612d",
+            "WARN invalid token 3f2b8c4e-9a1d-4e6f-b7c2-5d8e9f0a1b2c",
+            "signingkey = 4AEE18F83AFDEB23",
+            "password = 'pbkdf2_sha256$600000$abcdefgh$Zq8vN2kP4mX7rT1wAbCd='",
+            "if( eOnePass==ONEPASS_OFF ){",
+            "let proxy = render_pass(frame);",
             "mapboxgl.accessToken = \"pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGFiYzEyMyJ9.aBcD3fGh1jKl\";",
             "cache_key = \"user:profile:1234\"",
             "redis_key: session-store-v2",
