@@ -1051,16 +1051,28 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         && b[j] == b'|'
         && text[..name_start].rsplit('\n').next().is_some_and(|l| l.trim_start().starts_with('|'))
     {
-        // A Markdown table row: `| DB_PASSWORD | value |`.
-        j += 1;
-        Op::Colon
+        // A Markdown table row: `| DB_PASSWORD | value |`: the value is the whole next cell.
+        let s0 = j + 1;
+        let close = text[s0..limit].find('|').map_or(limit, |k| s0 + k);
+        let cell = &text[s0..close];
+        let lead = cell.len() - cell.trim_start().len();
+        let inner = cell.trim().trim_matches('`');
+        let at = s0 + lead + usize::from(cell.trim().starts_with('`'));
+        return (!inner.is_empty()).then_some((at..at + inner.len(), true, Op::Colon));
     } else if j < limit && b[j] == b'(' && !spaced {
         j += 1;
         Op::Call
     } else if spaced && !key_quoted && (space_assign_ok(text, name_start) || typed_assignment(text, j, limit).is_some())
     {
         Op::Space
-    } else if key_quoted && j < limit && b[j] == b',' {
+    } else if key_quoted
+        && j < limit
+        && b[j] == b','
+        && name_start > 0
+        && matches!(b[name_start - 1], b'"' | b'\'')
+        && !(name_start > 1 && b[name_start - 2] == b'b')
+        && text[name_start..end].contains(|c: char| c == '_' || c == '.' || c == '-' || c.is_ascii_uppercase())
+    {
         // The name as a string argument, the value as the next one: `setdefault("API_KEY", "…")`,
         // `props.put("mail.smtp.password", "…")`, `define('API_KEY', '…')`, `{ "ApiKey", "…" }`,
         // `add_argument('--api-key', default='…')`. Only a quoted value counts.
@@ -1082,7 +1094,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     }
     if op == Op::Colon && typed_assignment(text, j, limit).is_none() {
         // YAML anchors and tags before a value: `&tok value`, `!!str value`.
-        while j < limit && matches!(b[j], b'&' | b'!') {
+        while j + 1 < limit && matches!(b[j], b'&' | b'!') && (b[j + 1].is_ascii_alphanumeric() || b[j + 1] == b'!') {
             while j < limit && !matches!(b[j], b' ' | b'\t') {
                 j += 1;
             }
@@ -1670,7 +1682,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             }
             Op::Colon => {
                 if identifier
-                    && ((v.contains('.') && !looks_random(v))
+                    && ((v.contains('.') && dotted_code(v))
                         || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit())))
                 {
                     return None;
@@ -1683,6 +1695,13 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
         {
             return None;
         }
+    }
+    let call = v.find('(').is_some_and(|k| {
+        k > 0 && v.ends_with(')') && v[..k].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    });
+    if call {
+        // `var(--blue-500)`, `getenv("X")`, `secrets.get("x")`: a call, also inside quotes.
+        return None;
     }
     if quoted && identifier && v.contains('.') && !v.chars().any(|c| c.is_ascii_digit()) {
         // "config.password", "settings.db.token": a key path.
@@ -1732,6 +1751,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
             // made of words (`user:profile:1234` names a thing).
             (looks_random(v) || (v.len() >= 12 && classes(v) >= 3 && !wordlike(v))).then_some(&ASSIGNMENT)
         }
+        NameClass::WeakKey if has_hex_run(v, 32) => None,
         NameClass::WeakKey => {
             let hexy = v.chars().all(|c| c.is_ascii_hexdigit());
             (v.len() >= 20 && !hexy && !is_uuid(v) && classes(v) >= 3 && crate::scanner::shannon(v) >= 3.8)
@@ -1760,6 +1780,29 @@ fn wordlike(v: &str) -> bool {
             || p.chars().all(|c| c.is_ascii_digit())
             || (p.len() <= 3 && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
     })
+}
+
+/// A dotted path of readable identifiers (`node.colon2_token`, `self.config.api_key`), not a
+/// dotted token (`F1LlqsajAI.xNKu8iS2G8`): each part an identifier whose `_`-words are short
+/// and not random.
+fn dotted_code(v: &str) -> bool {
+    v.split('.').all(|p| {
+        p.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && p.split('_').all(|w| w.len() <= 10 && !looks_random(w))
+    })
+}
+
+/// Whether `v` holds a run of at least `n` hex digits (a hash inside a label: CI cache keys).
+fn has_hex_run(v: &str, n: usize) -> bool {
+    let mut run = 0;
+    for c in v.chars() {
+        run = if c.is_ascii_hexdigit() { run + 1 } else { 0 };
+        if run >= n {
+            return true;
+        }
+    }
+    false
 }
 
 /// How many of lower, upper, digit, symbol occur.
@@ -2229,6 +2272,10 @@ mod tests {
             "password = 'pbkdf2_sha256$600000$abcdefgh$Zq8vN2kP4mX7rT1wAbCd='",
             "if( eOnePass==ONEPASS_OFF ){",
             "let proxy = render_pass(frame);",
+            "colon2_token: node.colon2_token,",
+            "let ret = ctx.hash_password_into(b\"password\", b\"diffsalt\", &mut out);",
+            "keywords = [\"read\", \"password\", \"security\", \"pass\", \"getpass\"]",
+            "fn roundtrip(aes_mode: AesMode, password: &[u8], plaintext: &[u8]) -> bool {",
             "mapboxgl.accessToken = \"pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGFiYzEyMyJ9.aBcD3fGh1jKl\";",
             "cache_key = \"user:profile:1234\"",
             "redis_key: session-store-v2",

@@ -596,9 +596,22 @@ fn marked_as_example(text: &str, span: &Range<usize>) -> bool {
     if line_start == 0 {
         return false;
     }
-    let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |i| i + 1);
-    let prev = text[prev_start..line_start - 1].trim_start_matches(['+', ' ', '\t']);
-    ["#", "//", "/*", "<!--", "--", ";", "*"].iter().any(|m| prev.starts_with(m)) && says(prev)
+    // The nearest non-blank line above (within three): a comment saying so, or a lead-in like
+    // `Example request:`.
+    let mut end = line_start - 1;
+    for _ in 0..3 {
+        let prev_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+        let prev = text[prev_start..end].trim_start_matches(['+', ' ', '\t']).trim_end();
+        if !prev.is_empty() {
+            let comment = ["#", "//", "/*", "<!--", "--", ";", "*"].iter().any(|m| prev.starts_with(m));
+            return (comment || prev.ends_with(':')) && says(prev);
+        }
+        if prev_start == 0 {
+            return false;
+        }
+        end = prev_start - 1;
+    }
+    false
 }
 
 /// The line holding `span`.
@@ -824,7 +837,7 @@ fn passes_check(check: &str, secret: &str, whole: &str) -> bool {
                     .filter(serde_json::Value::is_object)
             };
             json(parts.next()).is_some_and(|h| h.get("alg").is_some() || h.get("typ").is_some())
-                && json(parts.next()).is_some()
+                && json(parts.next()).is_some_and(|p| p.get("role").and_then(|r| r.as_str()) != Some("anon"))
         }
         _ => true,
     }
@@ -846,12 +859,28 @@ const DOCUMENTED_VALUES: &[&str] = &[
     "abcdef.0123456789abcdef",
     "JBSWY3DPEHPK3PXP",
     "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+    "01234567-89ab-cdef-0123-456789abcdef",
 ];
+
+/// A token whose base64 body decodes to text naming it an example (documentation's PyPI
+/// macaroons say `example-token` inside).
+fn says_example_inside(s: &str) -> bool {
+    if s.len() < 24 {
+        return false;
+    }
+    let body = s.rsplit(['-', '.', '_']).max_by_key(|p| p.len()).unwrap_or(s);
+    context::decode_base64(body).is_some_and(|d| {
+        // Not a host name inside it (`registry.example.io` in a docker config is real data).
+        let t = String::from_utf8_lossy(&d).to_ascii_lowercase().replace("example.", "");
+        t.contains("example") || t.contains("placeholder") || t.contains("dummy")
+    })
+}
 
 /// Placeholders, templates and masked values: never secrets.
 pub(crate) fn is_placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     DOCUMENTED_VALUES.iter().any(|d| s.contains(d))
+        || says_example_inside(s)
         || l.contains("[redacted")
         || l.contains("${")
         || l.contains("{{")
