@@ -15,6 +15,7 @@ use std::ops::Range;
 /// Lowercase literals inside the *name* of a contextual secret: a hit is looked at as the
 /// identifier around it.
 pub(crate) const NAME_KEYWORDS: &[&str] = &[
+    "_pw",
     "pass",
     "pwd",
     "secret",
@@ -557,6 +558,19 @@ const STRONG_KEY: &[&str] = &[
 
 /// Words before a short `pass`/`pw` that make it a password: who or what logs in.
 const CREDENTIAL_OWNERS: &[&str] = &[
+    "become",
+    "sudo",
+    "ansible",
+    "bind",
+    "rpc",
+    "jmx",
+    "sentinel",
+    "replica",
+    "broker",
+    "vnc",
+    "rdp",
+    "smb",
+    "cifs",
     "db",
     "database",
     "user",
@@ -735,7 +749,7 @@ pub fn words(name: &str) -> Vec<String> {
 /// The secret noun a single word is or ends with, and the qualifier glued before it
 /// (`dbpassword` → password; `apikey` → key qualified by `api`).
 fn noun_of(word: &str) -> Option<(NameClass, &str)> {
-    const PASSWORDS: &[&str] = &["password", "passwd", "passphrase", "passcode", "pwd", "pass", "pw"];
+    const PASSWORDS: &[&str] = &["password", "passwd", "passphrase", "passcode", "pwd", "pass", "pw", "psk"];
     const SECRETS: &[&str] = &["secret", "token", "credential", "credentials", "creds", "apikey", "auth"];
     for p in PASSWORDS {
         if word == *p || (p.len() >= 6 && word.ends_with(p)) {
@@ -886,9 +900,21 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
     // A word right after `/`, or after a `:` glued to a word, is inside a value (an ARN's
     // `:secret:`, an image's `/auth:tag`, a URL path, a `session:token:…` key), not a name —
     // except npmrc's `//registry/:_authToken=`; Ruby's `:api_key =>` is a name.
-    let inside_value = start > 0
+    // `file:12:API_KEY=…` (grep -n, the Grep tool): a line number before the colon starts a line.
+    let grep_prefix = start > 1 && bytes[start - 1] == b':' && bytes[start - 2].is_ascii_digit() && {
+        let digits = text[..start - 1].bytes().rev().take_while(u8::is_ascii_digit).count();
+        let colon = start - 2 - digits.min(start - 2);
+        let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+        // `path:NUM:` from the line's start: one colon before the number, no spaces.
+        start - 1 > digits
+            && bytes[colon] == b':'
+            && !text[line_start..colon].contains([':', ' ', '\t'])
+            && colon > line_start
+    };
+    let inside_value = !grep_prefix
+        && start > 0
         && (bytes[start - 1] == b'/' || (bytes[start - 1] == b':' && start > 1 && is_ident_byte(bytes[start - 2])));
-    if inside_value && !(start > 1 && &text[start - 2..start] == "/:") {
+    if inside_value && !(start > 1 && &bytes[start - 2..start] == b"/:") {
         return end;
     }
     // Most identifiers name nothing secret: decide that without allocating.
@@ -914,7 +940,7 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
     if name.eq_ignore_ascii_case("identified") {
         // SQL: `CREATE USER … IDENTIFIED BY 'secret'`.
         let rest = &text[end..limit];
-        if rest.len() > 4 && rest[..4].eq_ignore_ascii_case(" by ") {
+        if rest.as_bytes().get(..4).is_some_and(|w| w.eq_ignore_ascii_case(b" by ")) {
             let s0 = end + 4;
             if let Some((span, quoted, op)) = quoted_after(text, s0, limit)
                 && let Some(kind) = judge("password", NameClass::Password, &text[span.clone()], quoted, op)
@@ -939,7 +965,15 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         // Most names are used, not assigned to (`token.kind()`, `keys.len()`): no value follows.
         return end;
     }
-    let Some(class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
+    let Some(mut class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
+    if class == NameClass::WeakKey && start > 1 && bytes[start - 1] == b' ' {
+        // Two words in prose or Markdown: `API key: …`, `Secret Key = …`.
+        let prev: String = text[..start - 1].chars().rev().take_while(|c| c.is_ascii_alphanumeric()).collect();
+        let prev: String = prev.chars().rev().collect::<String>().to_ascii_lowercase();
+        if STRONG_KEY.contains(&prev.as_str()) || noun_of(&prev).is_some_and(|(c, _)| c != NameClass::WeakKey) {
+            class = NameClass::Secret;
+        }
+    }
     if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
         let value = &text[span.clone()];
         if let Some(kind) = judge(name, class, value, quoted, op) {
@@ -989,6 +1023,8 @@ enum Op {
     Element,
     /// A call `setPassword("value")`.
     Call,
+    /// Prose: `the admin password is X` — the value must look machine-made.
+    Prose,
 }
 
 /// The value assigned to the name ending at `end`: its span, whether it was quoted, and how.
@@ -998,11 +1034,11 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     // Closing quote(s) of a quoted key: `"password"`, `\"password\"`, `'password'`, `password]`.
     let mut key_quoted = false;
     // plist: `<key>APIKey</key>` then `<string>value</string>` (on the next line, often).
-    if text[j..].starts_with("</key>") {
+    if text[j..].starts_with("</key>") || text[j..].starts_with("</Key>") {
         let rest = &text[j + 6..];
         let skip = rest.len() - rest.trim_start().len();
-        if rest[skip..].starts_with("<string>") {
-            let s0 = j + 6 + skip + 8;
+        if rest[skip..].starts_with("<string>") || rest[skip..].starts_with("<Value>") {
+            let s0 = j + 6 + skip + 8 - usize::from(rest[skip..].starts_with("<Value>"));
             let close = s0 + text[s0..].find("</")?;
             return (!text[s0..close].contains('\n')).then_some((s0..close, true, Op::Element));
         }
@@ -1065,13 +1101,25 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if spaced && !key_quoted && (space_assign_ok(text, name_start) || typed_assignment(text, j, limit).is_some())
     {
         Op::Space
+    } else if spaced && !key_quoted && matches!(b.get(j), Some(b'"' | b'\'')) && b.get(j.wrapping_sub(1)) == Some(&b' ')
+    {
+        // Groovy/Gradle and other DSLs: `storePassword "…"`.
+        Op::Call
+    } else if spaced && !key_quoted && text.as_bytes().get(j..j + 3).is_some_and(|w| w.eq_ignore_ascii_case(b"is ")) {
+        // `The admin password is X`, `your token is: X`.
+        j += 3;
+        if b.get(j) == Some(&b':') {
+            j += 1;
+        }
+        Op::Prose
     } else if key_quoted
         && j < limit
         && b[j] == b','
         && name_start > 0
         && matches!(b[name_start - 1], b'"' | b'\'')
         && !(name_start > 1 && b[name_start - 2] == b'b')
-        && text[name_start..end].contains(|c: char| c == '_' || c == '.' || c == '-' || c.is_ascii_uppercase())
+        && (text[name_start..end].contains(|c: char| c == '_' || c == '.' || c == '-' || c.is_ascii_uppercase())
+            || setter_call(text, name_start - 1))
     {
         // The name as a string argument, the value as the next one: `setdefault("API_KEY", "…")`,
         // `props.put("mail.smtp.password", "…")`, `define('API_KEY', '…')`, `{ "ApiKey", "…" }`,
@@ -1089,7 +1137,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else {
         return None;
     };
-    while j < limit && matches!(b[j], b' ' | b'\t') {
+    while j < limit && matches!(b[j], b' ' | b'\t' | b'*') {
         j += 1;
     }
     if op == Op::Colon && typed_assignment(text, j, limit).is_none() {
@@ -1148,9 +1196,14 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         return Some((j..close, true, op));
     }
     // Opening quote, possibly escaped (JSON inside a JSON string).
-    let escaped = b[j] == b'\\' && b.get(j + 1).is_some_and(|c| matches!(c, b'"' | b'\''));
+    // Any depth of escaping: `\"`, `\\\"` (JSON inside a JSON string inside …).
+    let mut depth = 0;
+    while b.get(j + depth) == Some(&b'\\') {
+        depth += 1;
+    }
+    let escaped = depth > 0 && b.get(j + depth).is_some_and(|c| matches!(c, b'"' | b'\''));
     if escaped {
-        j += 1;
+        j += depth;
     }
     let q = b[j];
     if matches!(q, b'"' | b'\'' | b'`') {
@@ -1160,12 +1213,23 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
             if b[k] == q && (escaped || b[k - 1] != b'\\') {
                 break;
             }
-            if escaped && b[k] == b'\\' && b.get(k + 1) == Some(&q) {
-                break;
+            if escaped && b[k] == b'\\' {
+                // The closing quote carries the same escaping: stop at its first backslash.
+                let mut n = 0;
+                while b.get(k + n) == Some(&b'\\') {
+                    n += 1;
+                }
+                if b.get(k + n) == Some(&q) {
+                    break;
+                }
             }
             k += 1;
         }
         if k >= limit {
+            return None;
+        }
+        // After a `"NAME", ` a string followed by `:` is the next key of a JSON object, no value.
+        if op == Op::Call && text[k + 1..limit].trim_start_matches(['"', '\'', '\\', ' ']).starts_with(':') {
             return None;
         }
         return Some((s..k, true, op));
@@ -1194,8 +1258,14 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         })
         && !(query && b[k] == b'&')
     {
-        if b[k] == b'\\' && b.get(k + 1).is_some_and(|c| matches!(c, b'n' | b'"' | b't' | b'r')) {
-            break;
+        if b[k] == b'\\' {
+            let mut n = 1;
+            while b.get(k + n) == Some(&b'\\') {
+                n += 1;
+            }
+            if b.get(k + n).is_some_and(|c| matches!(c, b'n' | b'"' | b't' | b'r' | b'\'')) {
+                break;
+            }
         }
         k += 1;
     }
@@ -1259,6 +1329,15 @@ fn typed_assignment(text: &str, j: usize, limit: usize) -> Option<usize> {
         && !after.starts_with("==")
         && !after.starts_with("=>"))
     .then_some(j + ty_end + 1)
+}
+
+/// Whether the quote at `quote` opens the first argument of a call that stores a setting
+/// (`props.setProperty("password", …)`, `headers.put("token", …)`, `os.Setenv("pw", …)`).
+fn setter_call(text: &str, quote: usize) -> bool {
+    let Some(before) = text[..quote].trim_end().strip_suffix('(') else { return false };
+    let len = before.chars().rev().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').count();
+    let name = before[before.len() - len..].to_ascii_lowercase();
+    ["set", "put", "define", "env", "header", "add", "store", "config"].iter().any(|w| name.contains(w))
 }
 
 /// `NAME value` without an operator: Dockerfile `ENV`/`ARG`, netrc `password value`,
@@ -1688,7 +1767,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
                     return None;
                 }
             }
-            Op::Space | Op::Element => {}
+            Op::Space | Op::Element | Op::Prose => {}
         }
         if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&'])
             || (v.contains('(') && !(env_style(name) && op == Op::Assign))
@@ -1710,8 +1789,12 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
     if v.contains(' ') && class != NameClass::Password {
         return None;
     }
-    if v.split_whitespace().count() > 3 {
-        // Prose: "Password must be at least 8 characters".
+    let words = v.split_whitespace().count();
+    if words > 6 || (words > 3 && !looks_random(&v.replace(' ', ""))) {
+        // Prose: "Password must be at least 8 characters"; a passphrase `my dog Rex 2019` is kept.
+        return None;
+    }
+    if op == Op::Prose && (!looks_random(v) || words > 1) {
         return None;
     }
     let lname = name.to_ascii_lowercase();

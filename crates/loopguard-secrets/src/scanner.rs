@@ -902,7 +902,8 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
         // A common word with a counter: `secret123`, `password1!`, `foo`.
         || {
             let stem = l.trim_end_matches(|c: char| c.is_ascii_digit() || c == '!');
-            matches!(stem, "secret" | "password" | "passw0rd" | "pass" | "passwd" | "pwd" | "foo" | "bar" | "baz" | "foobar" | "test" | "demo" | "admin" | "user" | "qwerty" | "letmein" | "hunter" | "changeit" | "welcome" | "mypassword" | "mysecret" | "supersecret" | "topsecret" | "testpassword" | "testpass" | "test_password" | "test-password" | "postgres" | "mysql" | "root" | "guest" | "default" | "secret_key" | "dev" | "development" | "local")
+            // Weak real passwords (`Welcome1`, `hunter2024`) stay secrets.
+            matches!(stem, "secret" | "password" | "passw0rd" | "pass" | "passwd" | "pwd" | "foo" | "bar" | "baz" | "foobar" | "test" | "demo" | "changeit" | "mypassword" | "mysecret" | "testpassword" | "testpass" | "test_password" | "test-password" | "example" | "sample" | "dummy")
         }
         || s.chars().all(|c| c == s.chars().next().unwrap_or(' '))
         || matches!(
@@ -925,6 +926,12 @@ pub(crate) fn is_placeholder(s: &str) -> bool {
                 | "123456"
                 | "12345678"
                 | "password123"
+                | "postgres"
+                | "mysql"
+                | "mariadb"
+                | "redis"
+                | "rabbitmq"
+                | "mongo"
         )
 }
 
