@@ -1101,7 +1101,11 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if spaced && !key_quoted && (space_assign_ok(text, name_start) || typed_assignment(text, j, limit).is_some())
     {
         Op::Space
-    } else if spaced && !key_quoted && matches!(b.get(j), Some(b'"' | b'\'')) && b.get(j.wrapping_sub(1)) == Some(&b' ')
+    } else if spaced
+        && !key_quoted
+        && matches!(b.get(j), Some(b'"' | b'\''))
+        && text[..name_start].rsplit('\n').next().is_some_and(|l| l.trim().is_empty())
+        && text[name_start..end].contains(|c: char| c.is_ascii_uppercase() || c == '_')
     {
         // Groovy/Gradle and other DSLs: `storePassword "…"`.
         Op::Call

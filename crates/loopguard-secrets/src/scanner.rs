@@ -576,8 +576,20 @@ impl Scanner {
 /// Whether a comment on the value's line (after it) or a comment line right above says the
 /// value is an example, a sample, a placeholder or not real.
 fn marked_as_example(text: &str, span: &Range<usize>) -> bool {
-    const WORDS: &[&str] =
-        &["example", "sample", "placeholder", "dummy", "fake", "not a real", "not real", "illustrat"];
+    const WORDS: &[&str] = &[
+        "example",
+        "sample",
+        "placeholder",
+        "dummy",
+        "fake",
+        "not a real",
+        "not real",
+        "illustrat",
+        "don't actually use",
+        "do not use",
+        "don't use",
+        "bad password",
+    ];
     let says = |c: &str| {
         let l = c.to_ascii_lowercase();
         WORDS.iter().any(|w| l.contains(w))
@@ -823,6 +835,10 @@ fn passes_check(check: &str, secret: &str, whole: &str) -> bool {
                 || host.ends_with(".example")
                 || host.ends_with(".test")
                 || host.ends_with(".invalid");
+            // Sentry DSNs carry a public key, meant to ship in client code.
+            if host.ends_with("sentry.io") || host.contains(".sentry.") {
+                return false;
+            }
             let escapes = secret.matches('%').count();
             let template = secret.contains(['{', '}', '`']);
             let short_word = secret.len() < 8 && secret.chars().all(|c| c.is_ascii_alphabetic());
