@@ -62,7 +62,7 @@ fn main() {
         if ctx { s.with_context(&[]) } else { s }
     };
     // The prefilter alone: the keyword automaton over every text.
-    let mut kws: Vec<String> = all.iter().flat_map(|r| r.keywords.clone()).collect();
+    let mut kws: Vec<String> = all.iter().flat_map(|r| r.keywords.iter().map(|k| k.to_string())).collect();
     kws.sort();
     kws.dedup();
     let ac = aho_corasick::AhoCorasick::builder()

@@ -148,17 +148,17 @@ pub fn scanner_from_gitleaks(text: &str) -> Result<(Scanner, Vec<String>), Strin
             allow.push(allowlist(a, &what, &mut notes)?);
         }
         let spec = RuleSpec {
-            id: r.id.clone(),
-            description: r.description.clone().unwrap_or_else(|| r.id.clone()),
+            id: r.id.clone().into(),
+            description: r.description.clone().unwrap_or_else(|| r.id.clone()).into(),
             severity: Severity::High,
-            keywords: r.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
-            regex: pattern.clone(),
+            keywords: r.keywords.iter().map(|k| k.to_ascii_lowercase().into()).collect(),
+            regex: pattern.clone().into(),
             group,
             min_entropy: r.entropy.unwrap_or(0.0),
             path: r.path.as_deref().map(|p| compile(&what, p)).transpose()?,
             allow,
-            prefix: String::new(),
-            check: String::new(),
+            prefix: "".into(),
+            check: "".into(),
         };
         // A rule with a built-in's id replaces it.
         specs.retain(|s| s.id != spec.id);

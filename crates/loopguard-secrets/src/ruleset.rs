@@ -66,17 +66,17 @@ pub fn parse_rule_file(text: &str) -> Result<Vec<FileRule>, String> {
         }
         out.push(FileRule {
             spec: RuleSpec {
-                id: e.id,
-                description: e.description,
+                id: e.id.into(),
+                description: e.description.into(),
                 severity,
-                keywords: e.keywords,
-                regex: e.regex,
+                keywords: e.keywords.into_iter().map(Into::into).collect(),
+                regex: e.regex.into(),
                 group,
                 min_entropy: e.entropy.unwrap_or(0.0),
                 path: None,
                 allow: Vec::new(),
-                prefix: e.prefix.unwrap_or_default(),
-                check: e.check.unwrap_or_default(),
+                prefix: e.prefix.unwrap_or_default().into(),
+                check: e.check.unwrap_or_default().into(),
             },
             tp: e.tp,
             fp: e.fp,
@@ -103,7 +103,7 @@ pub fn check_examples(rules: &[FileRule], scanner: &crate::Scanner) -> Vec<Strin
                 failures.push(format!("{id}: missed tp `{}` (found {rules:?})", t.escape_debug()));
             }
             let l = t.to_ascii_lowercase();
-            if !r.spec.keywords.iter().any(|k| l.contains(k.as_str())) {
+            if !r.spec.keywords.iter().any(|k| l.contains(k.as_ref())) {
                 failures.push(format!("{id}: no keyword occurs in tp `{}`", t.escape_debug()));
             }
             let redacted = scanner.redact(t);

@@ -61,16 +61,19 @@ pub struct Scanner {
     /// Allowlists that apply to every rule.
     global_allow: Vec<Allowlist>,
     /// Lowercase keywords, index-aligned with `keyword_rule`.
-    keywords: Vec<String>,
+    keywords: Vec<Text>,
     /// Built on first use for a text long enough to need it (building costs ~0.2 ms).
     prefilter: OnceLock<Option<(AhoCorasick, Vec<usize>)>>,
-    /// The contextual detector's name keywords in an automaton of their own: in one shared
-    /// leftmost-longest pass a rule keyword overlapping a name (`sk` in `accessKey`) hid it.
-    name_prefilter: OnceLock<Option<(AhoCorasick, Vec<usize>)>>,
+    /// Per keyword, name keywords that may overlap its end (see `overlaps`).
+    overlaps: Vec<OnceLock<Vec<(usize, usize)>>>,
+    /// The keywords by their first two bytes: the prefilter of a hook's first long texts.
+    bigrams: OnceLock<Bigrams>,
+    /// Bytes of long texts scanned through `bigrams` so far.
+    indexed: std::sync::atomic::AtomicUsize,
     /// Per first byte, the keywords that start with it (for short texts).
     firsts: OnceLock<Vec<Vec<usize>>>,
     /// Per keyword, the rules whose keywords it contains.
-    contained: OnceLock<Vec<Vec<usize>>>,
+    contained: Vec<OnceLock<Vec<usize>>>,
     /// Many texts will be scanned: always use a DFA prefilter.
     bulk: bool,
     /// Keyword pattern index → rule index.
@@ -82,6 +85,43 @@ pub struct Scanner {
     /// contextual detection. Its keywords map to pseudo rule indices: `rules.len()` for a whole
     /// line, `rules.len() + 1` for the name around the hit.
     context: Vec<&'static str>,
+}
+
+/// ASCII lowercase of every byte (others unchanged).
+const LOWER: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).to_ascii_lowercase();
+        i += 1;
+    }
+    t
+};
+
+/// The two-byte keyword index: a bit per two-byte prefix (8 KiB, stays in L1), and the
+/// keywords sorted by prefix for the positions whose bit is set.
+#[derive(Debug)]
+struct Bigrams {
+    bits: Vec<u64>,
+    starts: Vec<(u16, u32)>,
+}
+
+impl Bigrams {
+    fn new(keywords: &[Text]) -> Self {
+        let mut bits = vec![0u64; 1024];
+        let mut starts = Vec::with_capacity(keywords.len());
+        for (i, k) in keywords.iter().enumerate() {
+            let kb = k.as_bytes();
+            if kb.len() < 2 {
+                continue;
+            }
+            let key = (u16::from(LOWER[kb[0] as usize]) << 8) | u16::from(LOWER[kb[1] as usize]);
+            bits[usize::from(key >> 6)] |= 1u64 << (key & 63);
+            starts.push((key, i as u32));
+        }
+        starts.sort_unstable();
+        Bigrams { bits, starts }
+    }
 }
 
 /// Texts longer than this are scanned in full but never with a window larger than this around a hit.
@@ -122,11 +162,16 @@ impl Scanner {
                 always.push(i);
             }
             for k in &r.keywords {
-                keywords.push(k.to_ascii_lowercase());
+                keywords.push(if k.bytes().any(|b| b.is_ascii_uppercase()) {
+                    Text::Owned(k.to_ascii_lowercase())
+                } else {
+                    k.clone()
+                });
                 keyword_rule.push(i);
             }
         }
         let regexes = rules.iter().map(|_| OnceLock::new()).collect();
+        let n_keywords = keywords.len();
         let multiline = rules
             .iter()
             .map(|r| {
@@ -142,9 +187,11 @@ impl Scanner {
             global_allow,
             keywords,
             prefilter: OnceLock::new(),
-            name_prefilter: OnceLock::new(),
+            overlaps: (0..n_keywords).map(|_| OnceLock::new()).collect(),
+            bigrams: OnceLock::new(),
+            indexed: std::sync::atomic::AtomicUsize::new(0),
             firsts: OnceLock::new(),
-            contained: OnceLock::new(),
+            contained: (0..n_keywords).map(|_| OnceLock::new()).collect(),
             keyword_rule,
             multiline,
             regexes,
@@ -161,35 +208,34 @@ impl Scanner {
             let ctx = self.rules.len();
             for (list, index) in [(context::LINE_KEYWORDS, ctx), (context::NAME_KEYWORDS, ctx + 1)] {
                 for k in list {
-                    self.keywords.push((*k).to_string());
+                    self.keywords.push(Text::Borrowed(k));
                     self.keyword_rule.push(index);
+                    self.contained.push(OnceLock::new());
+                    self.overlaps.push(OnceLock::new());
                 }
             }
         }
         self
     }
 
-    /// For each keyword, the other rules one of whose keywords occurs inside it.
-    fn contained(&self) -> &[Vec<usize>] {
-        self.contained.get_or_init(|| {
-            self.keywords
+    /// The other rules one of whose keywords occurs inside keyword `k`; computed on the
+    /// keyword's first hit (all at once cost milliseconds a hook call should not pay).
+    fn contained(&self, k: usize) -> &[usize] {
+        let Some(cell) = self.contained.get(k) else { return &[] };
+        cell.get_or_init(|| {
+            let Some(kw) = self.keywords.get(k) else { return Vec::new() };
+            let own = self.keyword_rule.get(k).copied();
+            let mut rules: Vec<usize> = self
+                .keywords
                 .iter()
                 .enumerate()
-                .map(|(k, kw)| {
-                    let own = self.keyword_rule.get(k).copied();
-                    let mut rules: Vec<usize> = self
-                        .keywords
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, other)| *j != k && kw.contains(other.as_str()))
-                        .filter_map(|(j, _)| self.keyword_rule.get(j).copied())
-                        .filter(|r| Some(*r) != own)
-                        .collect();
-                    rules.sort_unstable();
-                    rules.dedup();
-                    rules
-                })
-                .collect()
+                .filter(|(j, other)| *j != k && other.len() < kw.len() && kw.contains(other.as_ref()))
+                .filter_map(|(j, _)| self.keyword_rule.get(j).copied())
+                .filter(|r| Some(*r) != own)
+                .collect();
+            rules.sort_unstable();
+            rules.dedup();
+            rules
         })
     }
 
@@ -216,29 +262,53 @@ impl Scanner {
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(if dfa { AhoCorasickKind::DFA } else { AhoCorasickKind::ContiguousNFA }))
-            .build(ids.iter().filter_map(|k| self.keywords.get(*k)))
+            .build(ids.iter().filter_map(|k| self.keywords.get(*k)).map(|k| k.as_bytes()))
             .ok()?;
         Some((ac, ids))
     }
 
     fn automaton(&self) -> Option<&(AhoCorasick, Vec<usize>)> {
-        let name = self.rules.len() + 1;
-        self.prefilter
-            .get_or_init(|| self.build_automaton(|k| self.keyword_rule.get(k) != Some(&name), self.bulk))
-            .as_ref()
+        self.prefilter.get_or_init(|| self.build_automaton(|_| true, self.bulk)).as_ref()
     }
 
-    fn name_automaton(&self) -> Option<&(AhoCorasick, Vec<usize>)> {
-        let name = self.rules.len() + 1;
-        self.name_prefilter
-            .get_or_init(|| self.build_automaton(|k| self.keyword_rule.get(k) == Some(&name), self.bulk))
-            .as_ref()
+    /// The name keywords that may start inside keyword `k` and run past its end (`key` after
+    /// the `s` of `sk` in `accessKey`): the non-overlapping pass would hide them, so each hit of
+    /// `k` checks for them in place. Offsets within the keyword; computed on first hit.
+    fn overlaps(&self, k: usize) -> &[(usize, usize)] {
+        let Some(cell) = self.overlaps.get(k) else { return &[] };
+        cell.get_or_init(|| {
+            let name = self.rules.len() + 1;
+            let Some(kw) = self.keywords.get(k) else { return Vec::new() };
+            let mut out = Vec::new();
+            for (n, nw) in self.keywords.iter().enumerate() {
+                if self.keyword_rule.get(n) != Some(&name) {
+                    continue;
+                }
+                for off in 1..kw.len() {
+                    let tail = &kw.as_bytes()[off..];
+                    if nw.len() > tail.len() && nw.as_bytes().starts_with(tail) {
+                        out.push((off, n));
+                    }
+                }
+            }
+            out
+        })
     }
 
     /// (start of a keyword hit, rule index) for every keyword occurrence. Short texts (tool
     /// arguments) are searched keyword by keyword on a lowercase copy, which needs no automaton.
     fn hits(&self, text: &str) -> Vec<(usize, usize)> {
         const SHORT: usize = 4096;
+        // A hook process scans a few texts: until the automaton would pay for its building
+        // (~1.3 ms for every keyword), longer texts go through the two-byte index instead.
+        const AUTOMATON_PAYS_AFTER: usize = 256 * 1024;
+        if !self.bulk
+            && text.len() > SHORT
+            && self.prefilter.get().is_none()
+            && self.indexed.fetch_add(text.len(), std::sync::atomic::Ordering::Relaxed) < AUTOMATON_PAYS_AFTER
+        {
+            return self.bigram_hits(text);
+        }
         let mut out = Vec::new();
         if text.len() <= SHORT && !self.bulk {
             // One pass: at each byte that starts some keyword, compare those keywords in place.
@@ -259,30 +329,63 @@ impl Scanner {
             // Non-overlapping search is much faster than overlapping; a keyword hidden inside a
             // longer one (`secret` in `aws_secret`, `sk` in `sk_live_`) still triggers its rules
             // through `contained`.
-            let contained = self.contained();
-            let name = self.rules.len() + 1;
+            let bytes = text.as_bytes();
             if let Some((ac, ids)) = self.automaton() {
                 for m in ac.find_iter(text) {
                     let Some(&k) = ids.get(m.pattern().as_usize()) else { continue };
                     if let Some(&ri) = self.keyword_rule.get(k) {
                         out.push((m.start(), ri));
                     }
-                    for &ri in contained.get(k).map(Vec::as_slice).unwrap_or_default() {
-                        if ri != name {
-                            out.push((m.start(), ri));
-                        }
+                    for &ri in self.contained(k) {
+                        out.push((m.start(), ri));
                     }
-                }
-            }
-            if let Some((ac, ids)) = self.name_automaton() {
-                for m in ac.find_iter(text) {
-                    if let Some(&k) = ids.get(m.pattern().as_usize()) {
-                        out.push((m.start(), self.keyword_rule.get(k).copied().unwrap_or(name)));
+                    for &(off, n) in self.overlaps(k) {
+                        let at = m.start() + off;
+                        let word = self.keywords.get(n).map_or("", |w| w.as_ref());
+                        if bytes.len() >= at + word.len()
+                            && bytes[at..at + word.len()].eq_ignore_ascii_case(word.as_bytes())
+                            && let Some(&ri) = self.keyword_rule.get(n)
+                        {
+                            out.push((at, ri));
+                        }
                     }
                 }
             }
             out.sort_unstable();
             out.dedup();
+        }
+        out
+    }
+
+    /// Every keyword occurrence (overlapping), found through a table of the keywords' first two
+    /// bytes: one bit test per position of the text, a comparison only where a keyword could
+    /// start. Costs nothing to build; slower per byte than the automaton.
+    fn bigram_hits(&self, text: &str) -> Vec<(usize, usize)> {
+        let index = self.bigrams.get_or_init(|| Bigrams::new(&self.keywords));
+        let b = text.as_bytes();
+        let mut out = Vec::new();
+        if b.len() < 2 {
+            return out;
+        }
+        let mut key = u16::from(LOWER[b[0] as usize]);
+        for at in 0..b.len() - 1 {
+            key = (key << 8) | u16::from(LOWER[b[at + 1] as usize]);
+            if index.bits[usize::from(key >> 6)] & (1u64 << (key & 63)) == 0 {
+                continue;
+            }
+            let from = index.starts.partition_point(|(k, _)| *k < key);
+            for &(k, kw) in &index.starts[from..] {
+                if k != key {
+                    break;
+                }
+                let Some(word) = self.keywords.get(kw as usize) else { continue };
+                if b.len() - at >= word.len()
+                    && b[at..at + word.len()].eq_ignore_ascii_case(word.as_bytes())
+                    && let Some(&ri) = self.keyword_rule.get(kw as usize)
+                {
+                    out.push((at, ri));
+                }
+            }
         }
         out
     }
@@ -379,8 +482,8 @@ impl Scanner {
                         continue;
                     }
                     found.push(SecretFinding {
-                        rule: rule.id.clone(),
-                        description: rule.description.clone(),
+                        rule: rule.id.to_string(),
+                        description: rule.description.to_string(),
                         severity: rule.severity,
                         line: text[..span.start].matches('\n').count() + 1,
                         span,
@@ -696,15 +799,15 @@ impl Allowlist {
 #[derive(Debug, Clone)]
 pub struct RuleSpec {
     /// Stable id.
-    pub id: String,
+    pub id: Text,
     /// What it finds.
-    pub description: String,
+    pub description: Text,
     /// How bad.
     pub severity: Severity,
     /// Prefilter keywords (lowercase); none: the rule runs on every text.
-    pub keywords: Vec<String>,
+    pub keywords: Vec<Text>,
     /// The pattern.
-    pub regex: String,
+    pub regex: Text,
     /// The capture group holding the secret.
     pub group: usize,
     /// Minimum entropy; 0 disables.
@@ -714,25 +817,29 @@ pub struct RuleSpec {
     /// Rule-level allowlists.
     pub allow: Vec<Allowlist>,
     /// Public prefixes naming the kind, `|`-separated (kept in front of a redaction).
-    pub prefix: String,
+    pub prefix: Text,
     /// Structural check of the secret (`jwt`), or empty.
-    pub check: String,
+    pub check: Text,
 }
+
+/// Text of a rule: borrowed from the built-in table (a hook process builds its scanner on every
+/// call: 330 rules' worth of copies cost ~0.25 ms), owned when loaded from a file.
+pub type Text = std::borrow::Cow<'static, str>;
 
 impl From<&Rule> for RuleSpec {
     fn from(r: &Rule) -> Self {
         RuleSpec {
-            id: r.id.to_string(),
-            description: r.description.to_string(),
+            id: Text::Borrowed(r.id),
+            description: Text::Borrowed(r.description),
             severity: r.severity,
-            keywords: r.keywords.iter().map(|k| k.to_string()).collect(),
-            regex: r.regex.to_string(),
+            keywords: r.keywords.iter().map(|k| Text::Borrowed(*k)).collect(),
+            regex: Text::Borrowed(r.regex),
             group: r.group,
             min_entropy: r.min_entropy,
             path: None,
             allow: Vec::new(),
-            prefix: r.prefix.to_string(),
-            check: r.check.to_string(),
+            prefix: Text::Borrowed(r.prefix),
+            check: Text::Borrowed(r.check),
         }
     }
 }

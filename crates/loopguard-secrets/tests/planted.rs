@@ -97,3 +97,14 @@ fn values_marked_as_examples_are_quiet_in_reports_but_not_in_the_hook() {
     let text = format!("curl -H 'X-Token: {key}' https://example.com");
     assert!(!Scanner::builtin_bulk().scan(&text).is_empty());
 }
+
+#[test]
+fn a_name_keyword_overlapped_by_a_rule_keyword_is_still_seen_on_long_texts() {
+    // `sk` (a rule keyword) starts inside `accessKey`, before `key`: the automaton's
+    // non-overlapping pass must not hide the name.
+    let filler = "line of filler text that is long enough for the automaton path\n".repeat(80);
+    let text = format!("{filler}minio:\n  accessKey: u8jzPde0IgxLd6GncfBAepfJBd0K\n{filler}");
+    for s in [Scanner::builtin(), Scanner::builtin_bulk()] {
+        assert!(s.scan(&text).iter().any(|f| f.rule == "generic-secret-assignment"), "{:?}", s.scan(&text));
+    }
+}
