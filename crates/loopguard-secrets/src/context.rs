@@ -974,11 +974,37 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
             class = NameClass::Secret;
         }
     }
+    // Shell defaults: `${API_KEY:-literal}`, `${TOKEN:=literal}`.
+    if start > 1 && &bytes[start - 2..start] == b"${" {
+        let rest = &text[end..limit];
+        let skip = [":-", ":=", "-", "="].iter().find(|o| rest.starts_with(**o)).map_or(0, |o| o.len());
+        if skip > 0
+            && let Some(close) = rest.find('}')
+            && close > skip
+        {
+            let span = end + skip..end + close;
+            if let Some(kind) = judge(name, class, &text[span.clone()], true, Op::Assign) {
+                return found(out, Found { span, kind });
+            }
+        }
+        return end;
+    }
     if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
         let value = &text[span.clone()];
         if let Some(kind) = judge(name, class, value, quoted, op) {
             return found(out, Found { span, kind });
         }
+    }
+    // A literal default after a reference: `process.env.X || '…'`, `env.X ?? "…"`,
+    // `os.environ.get("X") or "…"` — only where the name is assigned to.
+    let line_end = text[end..limit].find('\n').map_or(limit, |k| end + k);
+    let tail = &text[end..line_end];
+    if tail.trim_start_matches(['"', '\'', ' ', ']']).starts_with(['=', ':'])
+        && let Some(k) = ["||", "??", " or "].iter().filter_map(|o| tail.find(o).map(|k| k + o.len())).min()
+        && let Some((span, quoted, _)) = quoted_after(text, end + k, line_end)
+        && let Some(kind) = judge(name, class, &text[span.clone()], quoted, Op::Assign)
+    {
+        return found(out, Found { span, kind });
     }
     // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
     match name_value_pair(text, start, end, class) {
@@ -1198,6 +1224,14 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     if op == Op::Element {
         let close = j + text[j..limit].find("</")?;
         return Some((j..close, true, op));
+    }
+    // HCL and shell heredocs: `api_key = <<EOF` — the value is the next line.
+    if op == Op::Assign && text[j..limit].starts_with("<<") {
+        let next_start = text[j..].find('\n').map(|k| j + k + 1)?;
+        let next_end = text[next_start..].find('\n').map_or(text.len(), |k| next_start + k);
+        let body = text[next_start..next_end].trim();
+        let s0 = next_start + (text[next_start..next_end].len() - text[next_start..next_end].trim_start().len());
+        return (!body.is_empty()).then_some((s0..s0 + body.len(), true, op));
     }
     // Opening quote, possibly escaped (JSON inside a JSON string).
     // Any depth of escaping: `\"`, `\\\"` (JSON inside a JSON string inside …).
@@ -1734,6 +1768,17 @@ fn name_value_pair(text: &str, start: usize, end: usize, class: NameClass) -> Op
                 let v = &text[span.clone()];
                 return judge(&text[start..end], class, v, quoted, op).map(|kind| Found { span, kind });
             }
+        }
+    }
+    // A list item that gives the value first: `- value: …` on the line above `name: API_TOKEN`.
+    if pair && line_start > 0 {
+        let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |k| k + 1);
+        let prev = &text[prev_start..line_start - 1];
+        let lower = prev.to_ascii_lowercase();
+        if let Some(k) = lower.find("value")
+            && let Some((span, quoted, op)) = assigned_value(text, prev_start + k, prev_start + k + 5, line_start - 1)
+        {
+            return judge(&text[start..end], class, &text[span.clone()], quoted, op).map(|kind| Found { span, kind });
         }
     }
     None
@@ -2321,6 +2366,11 @@ mod tests {
             format!("**Password**: `{v}`"),
             format!("<string name=\"api_key\">{v}</string>"),
             format!("<key>APIKey</key>\n\t<string>{v}</string>"),
+            format!("API_KEY=\"${{API_KEY:-{v}}}\""),
+            format!("const apiKey = process.env.API_KEY || '{v}';"),
+            format!("token = os.environ.get('TOKEN') or \"{v}\""),
+            format!("api_key = <<EOF\n{v}\nEOF"),
+            format!("- value: {v}\n  name: API_TOKEN"),
         ] {
             let got = found(&t);
             assert!(got.iter().any(|(_, s)| s.starts_with(v)), "missed in {t:?}: {got:?}");
