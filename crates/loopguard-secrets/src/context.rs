@@ -974,6 +974,10 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
             class = NameClass::Secret;
         }
     }
+    // A Markdown table whose header names the column: every row's cell in it.
+    if let Some(n) = table_column(text, start, end, class, name, out) {
+        return n;
+    }
     // Shell defaults: `${API_KEY:-literal}`, `${TOKEN:=literal}`.
     if start > 1 && &bytes[start - 2..start] == b"${" {
         let rest = &text[end..limit];
@@ -1011,6 +1015,62 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         Some(f) => found(out, f),
         None => end,
     }
+}
+
+/// When the name is a header cell of a Markdown table (the next line is the `|---|` rule),
+/// judges the cell in that column of each row below; returns where to go on.
+fn table_column(
+    text: &str,
+    start: usize,
+    end: usize,
+    class: NameClass,
+    name: &str,
+    out: &mut Vec<Found>,
+) -> Option<usize> {
+    let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |k| end + k);
+    let header = &text[line_start..line_end];
+    if !header.trim_start().starts_with('|') || line_end >= text.len() {
+        return None;
+    }
+    let rule_end = text[line_end + 1..].find('\n').map_or(text.len(), |k| line_end + 1 + k);
+    let rule = text[line_end + 1..rule_end].trim();
+    if !(rule.starts_with('|') && rule.contains("--") && rule.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))) {
+        return None;
+    }
+    // The column: how many `|` come before the name on its line.
+    let column = text[line_start..start].matches('|').count();
+    let mut at = rule_end + 1;
+    let mut rows = 0;
+    while at < text.len() && rows < 200 {
+        let row_end = text[at..].find('\n').map_or(text.len(), |k| at + k);
+        let row = &text[at..row_end];
+        if !row.trim_start().starts_with('|') {
+            break;
+        }
+        let mut cell_start = at;
+        let mut seen = 0;
+        for (k, c) in row.char_indices() {
+            if c == '|' {
+                seen += 1;
+                if seen == column {
+                    cell_start = at + k + 1;
+                } else if seen == column + 1 {
+                    let cell = &text[cell_start..at + k];
+                    let inner = cell.trim().trim_matches('`');
+                    let offset =
+                        cell_start + (cell.len() - cell.trim_start().len()) + usize::from(cell.trim().starts_with('`'));
+                    if let Some(kind) = judge(name, class, inner, true, Op::Colon) {
+                        out.push(Found { span: offset..offset + inner.len(), kind });
+                    }
+                    break;
+                }
+            }
+        }
+        rows += 1;
+        at = row_end + 1;
+    }
+    Some(end)
 }
 
 /// A quoted string starting at `j` (after spaces): its inside.
@@ -2371,6 +2431,7 @@ mod tests {
             format!("token = os.environ.get('TOKEN') or \"{v}\""),
             format!("api_key = <<EOF\n{v}\nEOF"),
             format!("- value: {v}\n  name: API_TOKEN"),
+            format!("| Service | Username | Password |\n|---|---|---|\n| Grafana | admin | {v} |"),
         ] {
             let got = found(&t);
             assert!(got.iter().any(|(_, s)| s.starts_with(v)), "missed in {t:?}: {got:?}");
