@@ -1002,7 +1002,9 @@ fn says_example_inside(s: &str) -> bool {
 /// Placeholders, templates and masked values: never secrets.
 pub(crate) fn is_placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    DOCUMENTED_VALUES.iter().any(|d| s.contains(d))
+    // The value itself (or a JWT's signature), never a value that merely contains one: a real
+    // password with a documented value glued on is still a password.
+    DOCUMENTED_VALUES.iter().any(|d| s == *d || (s.starts_with("eyJ") && s.rsplit('.').next() == Some(d)))
         || says_example_inside(s)
         || l.contains("[redacted")
         || l.contains("${")

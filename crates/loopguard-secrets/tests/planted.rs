@@ -108,3 +108,10 @@ fn a_name_keyword_overlapped_by_a_rule_keyword_is_still_seen_on_long_texts() {
         assert!(s.scan(&text).iter().any(|f| f.rule == "generic-secret-assignment"), "{:?}", s.scan(&text));
     }
 }
+
+#[test]
+fn a_documented_value_glued_to_a_real_one_does_not_hide_it() {
+    let s = Scanner::builtin();
+    assert!(s.scan("DB_PASSWORD=abcdef.0123456789abcdef").is_empty(), "kubeadm's documented token alone");
+    assert!(!s.scan("DB_PASSWORD=Zq8vN2kP4mXabcdef.0123456789abcdef").is_empty(), "glued onto a real password");
+}

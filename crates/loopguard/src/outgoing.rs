@@ -25,6 +25,8 @@ pub enum Payload {
     File {
         /// The file.
         path: PathBuf,
+        /// Its contents (read when the payload was found, bounded).
+        text: String,
     },
     /// Something that could not be read: reported, since what cannot be checked is not allowed
     /// silently.
@@ -36,8 +38,11 @@ pub enum Payload {
     },
 }
 
-/// Largest file or diff read (bytes); beyond it, the rest is not scanned and the finding says so.
+/// Largest file or diff read (bytes); a larger one is asked about, not scanned in part.
 const MAX_BYTES: usize = 4 << 20;
+
+/// Most commits a push is checked for; more is asked about.
+const MAX_COMMITS: usize = 500;
 
 /// The payloads of every command in `command` that would send something.
 pub fn payloads(command: &str, cwd: &Path, home: Option<&Path>) -> Vec<Payload> {
@@ -122,7 +127,8 @@ fn git_payloads(c: &Command, cwd: &Path, out: &mut Vec<Payload>) {
             if revs.is_empty() {
                 revs.push("HEAD".into());
             }
-            let mut args: Vec<&str> = vec!["log", "-p", "--format=commit %H", "-n", "500"];
+            let limit = (MAX_COMMITS + 1).to_string();
+            let mut args: Vec<&str> = vec!["log", "-p", "--format=commit %H", "-n", &limit];
             args.extend(revs.iter().map(String::as_str));
             args.extend(["--not", "--remotes"]);
             out.push(run_diff(&repo, "the commits to push (not yet on a remote)", &args));
@@ -277,8 +283,20 @@ fn file(cwd: &Path, f: &str, out: &mut Vec<Payload>) {
         return;
     }
     let p = cwd.join(f);
-    if p.is_file() {
-        out.push(Payload::File { path: p });
+    if !p.is_file() {
+        return;
+    }
+    // What cannot be read whole is not let through unchecked: it is asked about.
+    let what = format!("the file {}", p.display());
+    match std::fs::metadata(&p).map(|m| m.len()) {
+        Ok(n) if n > MAX_BYTES as u64 => {
+            out.push(Payload::Unreadable { what, why: format!("{n} bytes, more than loopguard reads ({MAX_BYTES})") })
+        }
+        Ok(_) => match std::fs::read(&p) {
+            Ok(bytes) => out.push(Payload::File { path: p, text: String::from_utf8_lossy(&bytes).into_owned() }),
+            Err(e) => out.push(Payload::Unreadable { what, why: e.to_string() }),
+        },
+        Err(e) => out.push(Payload::Unreadable { what, why: e.to_string() }),
     }
 }
 
@@ -292,13 +310,19 @@ fn run_diff(repo: &Path, what: &str, args: &[&str]) -> Payload {
     full.splice(1..1, ["--no-color", "--no-ext-diff", "--no-textconv", "-U0"]);
     match git(repo, &full) {
         Ok(o) if o.status.success() => {
-            let mut diff = String::from_utf8_lossy(&o.stdout).into_owned();
-            if diff.len() > MAX_BYTES {
-                let mut cut = MAX_BYTES;
-                while !diff.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                diff.truncate(cut);
+            // Too much to read whole is asked about, not scanned in part.
+            if o.stdout.len() > MAX_BYTES {
+                return Payload::Unreadable {
+                    what: what.to_string(),
+                    why: format!("{} bytes of changes, more than loopguard reads ({MAX_BYTES})", o.stdout.len()),
+                };
+            }
+            let diff = String::from_utf8_lossy(&o.stdout).into_owned();
+            if diff.lines().filter(|l| l.starts_with("commit ")).count() > MAX_COMMITS {
+                return Payload::Unreadable {
+                    what: what.to_string(),
+                    why: format!("more than {MAX_COMMITS} commits to check"),
+                };
             }
             Payload::Diff { what: what.to_string(), diff }
         }
@@ -333,15 +357,8 @@ pub fn scan(p: &Payload, scanner: &Scanner) -> Vec<(String, SecretFinding)> {
             .into_iter()
             .map(|FileFinding { path, finding }| (format!("{}:{}", path.display(), finding.line), finding))
             .collect(),
-        Payload::File { path } => {
-            let Ok(bytes) = std::fs::read(path).map(|mut b| {
-                b.truncate(MAX_BYTES);
-                b
-            }) else {
-                return Vec::new();
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            scanner.scan(&text).into_iter().map(|f| (format!("{}:{}", path.display(), f.line), f)).collect()
+        Payload::File { path, text } => {
+            scanner.scan(text).into_iter().map(|f| (format!("{}:{}", path.display(), f.line), f)).collect()
         }
         Payload::Unreadable { .. } => Vec::new(),
     }
@@ -351,7 +368,7 @@ pub fn scan(p: &Payload, scanner: &Scanner) -> Vec<(String, SecretFinding)> {
 pub fn what(p: &Payload) -> String {
     match p {
         Payload::Diff { what, .. } | Payload::Unreadable { what, .. } => what.clone(),
-        Payload::File { path } => format!("the file {}", path.display()),
+        Payload::File { path, .. } => format!("the file {}", path.display()),
     }
 }
 
