@@ -60,6 +60,7 @@ codes! {
     HOOK_INPUT_TOO_LARGE = "hook-input-too-large": "The hook's stdin is larger than 1 MiB.";
     HOOK_UNKNOWN_EVENT = "hook-unknown-event": "The hook event name is not one loopguard handles.";
     HOOK_DEADLINE_EXCEEDED = "hook-deadline-exceeded": "loopguard did not decide within its own deadline; the call is denied.";
+    HOST_CANNOT_ASK = "host-cannot-ask": "The gate would ask a human, but this host cannot ask (it would hang or proceed): the call is denied instead.";
     AUDIT_WRITE_FAILED = "audit-write-failed": "The audit event could not be written; without evidence the call is denied.";
     STATE_UNAVAILABLE = "state-unavailable": "The state home cannot be found or created.";
     DESTRUCTIVE_DD_DEVICE = "destructive-dd-device": "`dd` writes to a device (`of=/dev/…`).";

@@ -2,7 +2,7 @@
 //! hook-event format) through the real hook handler, with a throwaway workspace and state home,
 //! then verifies the audit log and shows that tampering with it is caught.
 
-use crate::hook::claude_code;
+use crate::hosts::claude_code;
 use crate::state::{Env, audit_log};
 use loopguard_audit::AuditEvent;
 use serde_json::Value;
@@ -91,7 +91,7 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
         let event = v["hook_event_name"].as_str().unwrap_or("?").to_string();
         let outcome = claude_code::handle(line.as_bytes(), &env);
         if event != "PreToolUse" {
-            let status = if outcome.exit == 0 { "recorded" } else { "FAILED" };
+            let status = if outcome.exit == crate::hosts::Exit::Proceed { "recorded" } else { "FAILED" };
             writeln!(out, "{:>2}. {event:<18} {status}", i + 1)?;
             continue;
         }

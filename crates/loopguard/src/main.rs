@@ -1,7 +1,7 @@
 //! `loopguard`: the thin binary. Flags are parsed here; everything else lives in the libraries.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use loopguard::hook::{self, HookOutcome};
+use loopguard::hosts::{self as hook, HookOutcome};
 use loopguard::state::{self, Env};
 use loopguard_core::Policy;
 use loopguard_core::policy::{LayerKind, diag};
@@ -537,19 +537,15 @@ fn hook_main(args: &[String]) -> ExitCode {
     }
     let outcome = match parse_hook_args(&args[2..]) {
         Some(deadline_ms) => {
-            let config = hook::claude_code::HookConfig {
-                env: Env::from_process(),
-                deadline: Duration::from_millis(deadline_ms),
-            };
-            match hook::claude_code::run(std::io::stdin(), config) {
+            let deadline = Duration::from_millis(deadline_ms);
+            match hook::run(hook::claude_code::ClaudeCode, std::io::stdin(), Env::from_process(), deadline) {
                 Some(outcome) => outcome,
                 None => hook::wait_for_watchdog(),
             }
         }
-        None => hook::claude_code::fail(
-            loopguard_core::reasons::INTERNAL_ERROR,
-            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`, N from 10 to 60000); denied.",
-        ),
+        None => hook::claude_code::fail(&loopguard::engine::HookError::Usage(
+            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`, N from 10 to 60000); denied.".into(),
+        ).decision()),
     };
     emit(&outcome)
 }
@@ -669,7 +665,7 @@ fn parse_hook_args(args: &[String]) -> Option<u64> {
 
 fn emit(o: &HookOutcome) -> ExitCode {
     hook::write_outcome(o);
-    ExitCode::from(o.exit)
+    ExitCode::from(o.exit.code())
 }
 
 fn cwd() -> Result<PathBuf, String> {

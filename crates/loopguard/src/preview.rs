@@ -229,6 +229,11 @@ pub fn preview_tool_call(call: &loopguard_core::ToolCall, ctx: &Ctx<'_>) -> Resu
     preview_with(&call.tool, &call.input, ctx, &mut BTreeMap::new())
 }
 
+/// A tool call the preview can dry-run: a shell command, or a file written or edited.
+pub fn previewable(call: &loopguard_core::ToolCall) -> bool {
+    matches!(call.tool.as_str(), "Bash" | "Write" | "Edit" | "MultiEdit")
+}
+
 /// Previews several pending calls together: each sees the effects of the edits before it.
 pub fn preview_batch(calls: &[(String, serde_json::Value)], ctx: &Ctx<'_>) -> Vec<Result<DryRunPreview, String>> {
     let mut files = BTreeMap::new();

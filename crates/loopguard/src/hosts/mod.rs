@@ -1,9 +1,14 @@
-//! Host hook adapters. Every adapter runs under [`run_with_deadline`]: panics are caught, and
-//! if no answer is ready in time a watchdog thread answers the host with a deny and exits.
-//! The host fails open on crashes, hangs and bad output, so every path here ends in an
+//! Host adapters: each parses its host's hook input into a [`HostEvent`], lets the
+//! [`Engine`] decide, and renders the [`Answer`] (or the deny of a [`HookError`]) in its host's
+//! protocol. An adapter decides nothing. Every call runs under [`run_with_deadline`]: panics
+//! are caught, and if no answer is ready in time a watchdog thread answers the host with a deny
+//! and exits. Hosts fail open on crashes, hangs and bad output, so every path here ends in an
 //! explicit answer.
 
 pub mod claude_code;
+
+use crate::engine::{Answer, Capabilities, Engine, HookError, HostEvent};
+use crate::state::Env;
 
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +21,26 @@ pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 /// Default deadline for one hook call.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(2000);
 
+/// How the hook process exits. Hosts read exit 1 as "proceed" (or ignore it), so the type
+/// has no way to say 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exit 0: the host reads stdout (the answer, or nothing: its own flow goes on).
+    Proceed,
+    /// Exit 2: the host blocks the call (or the event) and shows stderr.
+    Block,
+}
+
+impl Exit {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Proceed => 0,
+            Exit::Block => 2,
+        }
+    }
+}
+
 /// What the hook process prints and how it exits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookOutcome {
@@ -23,8 +48,92 @@ pub struct HookOutcome {
     pub stdout: String,
     /// Written to stderr.
     pub stderr: String,
-    /// Process exit code: 0 or 2, never 1 (hosts treat 1 as "proceed").
-    pub exit: u8,
+    /// How the process exits.
+    pub exit: Exit,
+}
+
+impl HookOutcome {
+    /// Exit 0 with nothing to say.
+    pub fn proceed() -> Self {
+        HookOutcome { stdout: String::new(), stderr: String::new(), exit: Exit::Proceed }
+    }
+}
+
+/// A host's hook protocol: parsing its input, rendering answers, and what it can do with them.
+pub trait Host: Copy + Send + 'static {
+    /// What the host does with answers.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Parses one hook input. An error carries what could be read of the event (session,
+    /// directory, event name), so an input error can still be put on record.
+    fn parse(&self, bytes: &[u8]) -> Result<HostEvent, Rejected>;
+
+    /// Renders the engine's answer to `ev`.
+    fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome;
+
+    /// Renders the deny of an error, for the event when it is known (some events, such as
+    /// Claude Code's Stop, must not exit 2).
+    fn render_failure(&self, ev: Option<&HostEvent>, err: &HookError) -> HookOutcome;
+}
+
+/// An input the adapter could not turn into an event.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    /// Why.
+    pub error: HookError,
+    /// The session, when it could be read.
+    pub session: String,
+    /// The working directory, when it could be read.
+    pub cwd: Option<std::path::PathBuf>,
+    /// The event's name, when the input got that far.
+    pub event: Option<String>,
+}
+
+impl Rejected {
+    /// An input nothing could be read from.
+    pub fn bare(error: HookError) -> Self {
+        Rejected { error, session: String::new(), cwd: None, event: None }
+    }
+}
+
+/// One hook call, already read: parse, decide, render. The one place where an error becomes
+/// the host's deny.
+pub fn serve<H: Host>(host: H, bytes: &[u8], env: &Env) -> HookOutcome {
+    let engine = Engine::new(env, host.capabilities());
+    let ev = match host.parse(bytes) {
+        Ok(ev) => ev,
+        Err(r) => {
+            engine.record_failure(&r.session, r.cwd.as_deref(), r.event.as_deref(), &r.error);
+            return host.render_failure(None, &r.error);
+        }
+    };
+    match engine.handle(&ev) {
+        Ok(answer) => host.render(&ev, answer),
+        Err(e) => {
+            engine.record_failure(&ev.session, Some(&ev.cwd), Some(&ev.name), &e);
+            host.render_failure(Some(&ev), &e)
+        }
+    }
+}
+
+/// Runs one hook call for `host`: reads the event from `stdin`, decides, answers. Never panics.
+/// If the deadline passes first, the deny is printed and the process exits from the watchdog
+/// thread, and this returns `None` (the caller must then wait: see [`wait_for_watchdog`]).
+pub fn run<H: Host>(host: H, stdin: impl Read, env: Env, deadline: Duration) -> Option<HookOutcome> {
+    run_with_deadline(
+        deadline,
+        move || match read_bounded(stdin) {
+            Ok(bytes) => serve(host, &bytes, &env),
+            Err(e) => host.render_failure(None, &HookError::InputInvalid(format!("cannot read the hook input: {e}"))),
+        },
+        move || {
+            host.render_failure(
+                None,
+                &HookError::Internal("loopguard failed internally while deciding; the call is denied.".into()),
+            )
+        },
+        move || answer_and_exit(&host.render_failure(None, &HookError::Deadline(deadline.as_millis()))),
+    )
 }
 
 /// Reads at most [`MAX_INPUT_BYTES`] + 1 bytes, so oversized input is detected without reading
@@ -95,7 +204,7 @@ pub fn write_outcome(o: &HookOutcome) {
 /// For a watchdog's `on_timeout`: answer and end the process now, whatever the work is doing.
 pub fn answer_and_exit(o: &HookOutcome) -> ! {
     write_outcome(o);
-    std::process::exit(i32::from(o.exit))
+    std::process::exit(i32::from(o.exit.code()))
 }
 
 /// For the caller when [`run_with_deadline`] returned `None`: the watchdog is answering and
@@ -111,7 +220,7 @@ mod tests {
     use super::*;
 
     fn outcome(tag: &str) -> HookOutcome {
-        HookOutcome { stdout: tag.into(), stderr: String::new(), exit: 0 }
+        HookOutcome { stdout: tag.into(), stderr: String::new(), exit: Exit::Proceed }
     }
 
     #[test]

@@ -1,0 +1,149 @@
+//! What a host adapter hands the engine ([`HostEvent`]) and what the engine answers
+//! ([`Answer`]). Nothing here names a host: each adapter maps its own event names, fields and
+//! tool names onto these types, and renders the answer in its own protocol.
+
+use loopguard_core::{Decision, ExecutionMode};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// What happened in the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The agent wants to call a tool: the gate decides.
+    ToolCall,
+    /// A tool call finished (`failed`: it ended in an error); its result may be redacted.
+    ToolResult {
+        /// The call failed (the host reports an error, not a result).
+        failed: bool,
+    },
+    /// A session started (or resumed).
+    SessionStart,
+    /// A session ended.
+    SessionEnd,
+    /// The human submitted a prompt.
+    Prompt,
+    /// The agent (or a sub-agent) stopped.
+    Stop,
+}
+
+/// The tool a [`EventKind::ToolCall`] or [`EventKind::ToolResult`] is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    /// The host's tool name, as the audit log records it.
+    pub name: String,
+    /// The tool's input as the host sent it (hashed for the audit log).
+    pub input: Value,
+    /// The host's id for this call.
+    pub use_id: Option<String>,
+    /// For a shell tool, the command line it runs: the adapter knows which of its tools and
+    /// which field that is. The engine wraps, merge-checks and scans outgoing data by this.
+    pub shell_command: Option<String>,
+}
+
+/// A finished call's result, for [`EventKind::ToolResult`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolResult {
+    /// What the tool returned (absent when it failed).
+    pub response: Option<Value>,
+    /// Size of the response as JSON text.
+    pub response_bytes: Option<usize>,
+    /// Size of the error as JSON text.
+    pub error_bytes: Option<usize>,
+    /// The human interrupted the call.
+    pub is_interrupt: Option<bool>,
+    /// How long the call ran.
+    pub duration_ms: Option<u64>,
+}
+
+/// One host event in host-neutral form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostEvent {
+    /// What happened.
+    pub kind: EventKind,
+    /// The host's own name for the event (kept in the audit log's details).
+    pub name: String,
+    /// The host session.
+    pub session: String,
+    /// The directory the agent works in (absolute).
+    pub cwd: PathBuf,
+    /// How the host runs the agent.
+    pub mode: ExecutionMode,
+    /// The tool, for tool calls and results.
+    pub tool: Option<ToolUse>,
+    /// The result, for tool results.
+    pub result: Option<ToolResult>,
+    /// The session's transcript, for spend accounting (host-specific format).
+    pub transcript: Option<PathBuf>,
+    /// Why a session started (`startup`, `resume`, …) or ended.
+    pub why: Option<String>,
+    /// Size of a submitted prompt (the prompt itself is never logged).
+    pub prompt_bytes: Option<usize>,
+}
+
+impl HostEvent {
+    /// A bare event of `kind` (tests and adapters fill in the rest).
+    pub fn new(kind: EventKind, name: &str, session: &str, cwd: PathBuf) -> Self {
+        HostEvent {
+            kind,
+            name: name.to_string(),
+            session: session.to_string(),
+            cwd,
+            mode: ExecutionMode::Normal,
+            tool: None,
+            result: None,
+            transcript: None,
+            why: None,
+            prompt_bytes: None,
+        }
+    }
+
+    /// The shell command of a shell tool call.
+    pub fn shell_command(&self) -> Option<&str> {
+        self.tool.as_ref().and_then(|t| t.shell_command.as_deref())
+    }
+}
+
+/// What a host can do with an answer. The engine degrades by these: an ask becomes a deny
+/// where the host cannot ask, a confined run becomes a deny where it cannot rewrite the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The host asks its human when told to (and blocks while it waits).
+    pub ask: bool,
+    /// The host runs a rewritten tool input (the route to `loopguard exec`).
+    pub rewrite_input: bool,
+    /// The host hands the model a replaced tool result (the route for redaction).
+    pub replace_output: bool,
+    /// The host shows a message to the human without blocking.
+    pub system_message: bool,
+}
+
+/// The engine's answer to one event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// Nothing to say: the host goes on with its own flow.
+    Proceed,
+    /// The gate's decision on a tool call: allow, ask or deny, with its reasons.
+    Decide {
+        /// The decision.
+        decision: Decision,
+        /// A dry run of what an asked call would do, for the human.
+        preview: Option<String>,
+        /// Things the human should know whatever the verdict.
+        notices: Vec<String>,
+    },
+    /// Allowed, to run only inside loopguard's kernel sandbox: the host runs `command` in place
+    /// of the shell command it asked for.
+    Confine {
+        /// The wrapped command line.
+        command: String,
+        /// Things the human should know.
+        notices: Vec<String>,
+    },
+    /// The model gets this (redacted) result in place of the tool's own.
+    ReplaceOutput {
+        /// The replacement, in the tool's own shape.
+        output: Value,
+        /// How many secrets were redacted.
+        redacted: usize,
+    },
+}

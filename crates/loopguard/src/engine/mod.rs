@@ -1,0 +1,587 @@
+//! The host-neutral hook engine: one [`HostEvent`] in, one [`Answer`] (or a [`HookError`]) out.
+//!
+//! Everything a hook call does beyond parsing and rendering lives here, once for every host:
+//! the approved control plane and its drift, the effective policy, the breaker transaction
+//! (breaker state and run metrics before the gate, counters after), the core gate, the merge,
+//! outgoing-secrets, advisory and approval gates, yolo bookkeeping, the audit event, session
+//! markers, the sandbox wrap and the ask preview; for results, redaction and what the breaker
+//! learns from them. Host adapters (`crate::hosts`) only translate.
+
+mod error;
+mod event;
+mod gates;
+
+pub use error::HookError;
+pub use event::{Answer, Capabilities, EventKind, HostEvent, ToolResult, ToolUse};
+
+use crate::sessions::{HostProcess, Sessions};
+use crate::state::{Env, audit_log, project_policy, sha256_hex, workspace_key};
+use loopguard_audit::{AuditLog, NewEvent};
+use loopguard_core::reasons::*;
+use loopguard_core::{Context, Decision, ExecutionMode, Policy, Reason, RiskLevel, ToolCall, Verdict};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Time a high-risk ask may spend simulating its command for the human (the hook's deadline is
+/// 2 s by default).
+const PREVIEW_IN_HOOK: std::time::Duration = std::time::Duration::from_millis(700);
+
+/// One hook call's engine: the process environment and what the calling host can do.
+#[derive(Debug, Clone)]
+pub struct Engine<'a> {
+    env: &'a Env,
+    caps: Capabilities,
+}
+
+/// Where an event's evidence goes.
+struct Place {
+    workspace: PathBuf,
+    log: AuditLog,
+    state: PathBuf,
+}
+
+/// The control plane as approved: drift (or why it cannot be checked), and the approved project
+/// policy when nothing drifted.
+struct Plane {
+    drift: Result<Option<crate::approval::Drift>, String>,
+    approved_project: Option<String>,
+}
+
+/// What the breaker transaction of one tool call produced.
+struct Gated {
+    decision: Decision,
+    before: Option<crate::breaker::Before>,
+    advisory: Option<String>,
+    sandbox_notice: bool,
+    ended_yolo: Option<Value>,
+}
+
+impl<'a> Engine<'a> {
+    /// An engine for a host with `caps`.
+    pub fn new(env: &'a Env, caps: Capabilities) -> Self {
+        Engine { env, caps }
+    }
+
+    /// Handles one event. Errors are answered by the adapter with the error's deny
+    /// ([`HookError::decision`]); call [`Engine::record_failure`] first to keep it on record.
+    pub fn handle(&self, ev: &HostEvent) -> Result<Answer, HookError> {
+        match ev.kind {
+            EventKind::ToolCall => self.tool_call(ev),
+            EventKind::ToolResult { failed } => self.tool_result(ev, failed),
+            EventKind::SessionStart => self.session_start(ev).map(|()| Answer::Proceed),
+            EventKind::SessionEnd => self.session_end(ev).map(|()| Answer::Proceed),
+            EventKind::Prompt => self.prompt(ev).map(|()| Answer::Proceed),
+            EventKind::Stop => self.stop(ev).map(|()| Answer::Proceed),
+        }
+    }
+
+    /// Records an input error in the audit log when there is a log to record it in: the
+    /// workspace of `cwd` (else the host's project directory). Other errors are failures of the
+    /// log or the state themselves and are not recorded.
+    pub fn record_failure(&self, session: &str, cwd: Option<&Path>, event: Option<&str>, err: &HookError) {
+        if !err.is_input_error() {
+            return;
+        }
+        let cwd = cwd.map(Path::to_path_buf).or_else(|| self.env.claude_project_dir.clone());
+        if let (Some(cwd), Ok(state)) = (cwd, self.env.state_home()) {
+            let log = audit_log(&state, &self.env.workspace_for(&cwd));
+            let mut e = NewEvent::new(session, loopguard_audit::EventKind::HookError);
+            e.decision = Some("deny".into());
+            e.reasons = vec![err.code().to_string()];
+            e.details = event.map(|name| json!({ "event": name }));
+            let _ = log.append(e);
+        }
+    }
+
+    fn place(&self, ev: &HostEvent) -> Result<Place, HookError> {
+        let state = self.env.state_home().map_err(HookError::StateUnavailable)?;
+        let workspace = self.env.workspace_for(&ev.cwd);
+        let log = audit_log(&state, &workspace);
+        Ok(Place { workspace, log, state })
+    }
+
+    /// The approved control plane, checked before anything else (cheap unless something moved;
+    /// nothing at all to do for a worktree nobody approved).
+    fn plane(&self, p: &Place) -> Plane {
+        let approval = crate::approval::load(&p.state, &p.workspace);
+        let drift = match &approval {
+            Ok(None) => Ok(None),
+            Ok(Some(a)) => {
+                crate::approval::check_against(&p.state, &crate::approval::plane(self.env, &p.workspace), a.clone())
+            }
+            Err(e) => Err(e.clone()),
+        };
+        // A drifted plane approves nothing, the project policy included.
+        let approved_project = approval.as_ref().ok().and_then(|a| a.as_ref()).and_then(|a| {
+            matches!(drift, Ok(None)).then(|| crate::approval::approved_project_policy(a).map(str::to_string)).flatten()
+        });
+        Plane { drift, approved_project }
+    }
+
+    fn tool_call(&self, ev: &HostEvent) -> Result<Answer, HookError> {
+        let tool = ev.tool.as_ref().ok_or_else(|| HookError::InputInvalid("the tool call names no tool".into()))?;
+        let p = self.place(ev)?;
+        let plane = self.plane(&p);
+        let policy = Policy::load_approved(
+            self.env.user_policy().as_deref(),
+            Some(&project_policy(&p.workspace)),
+            plane.approved_project.as_deref(),
+        );
+        // The second layer: allowed shell calls run inside the kernel sandbox where the policy
+        // wants it (the default), the host can run a rewritten command and the kernel can
+        // enforce it. Only then may unattended calls run code the analysis cannot see into.
+        let wants_sandbox = ev.shell_command().is_some() && policy.as_ref().is_ok_and(Policy::exec_wrap_bash);
+        let kernel = wants_sandbox && crate::exec::kernel_can_confine();
+        let confine = kernel && self.caps.rewrite_input;
+        let call = ToolCall {
+            tool: tool.name.clone(),
+            input: tool.input.clone(),
+            cwd: ev.cwd.clone(),
+            session: Some(ev.session.clone()),
+        };
+        let gated = match &policy {
+            Err(e) => Gated::failed(Decision::fail_closed(
+                POLICY_INVALID,
+                format!("The loopguard policy does not load, so every call is denied until a human fixes it: {e}"),
+            )),
+            Ok(policy) => self.gate(ev, &p, policy, &plane, &call, (wants_sandbox && !kernel, confine)),
+        };
+        let decision = self.degrade(self.record_call(ev, &p, policy.as_ref().ok(), &gated));
+        // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
+        let _ = Sessions::new(&p.state, &p.workspace).open(&ev.session, HostProcess::of_current);
+        let notices = notices(&gated, &decision);
+        if decision.verdict() == Verdict::Allow && confine {
+            // The kernel enforces this call: if it cannot be wrapped, it does not run.
+            let command = ev.shell_command().and_then(|c| wrapped_command(&decision, c)).ok_or_else(|| {
+                HookError::Internal("loopguard could not wrap this Bash call in its sandbox; denied.".into())
+            })?;
+            return Ok(Answer::Confine { command, notices });
+        }
+        let preview = policy
+            .as_ref()
+            .is_ok_and(Policy::preview_in_hook)
+            .then(|| ask_preview(&decision, &call, &p.workspace, self.env.home.as_deref()))
+            .flatten();
+        Ok(Answer::Decide { decision, preview, notices })
+    }
+
+    /// One transaction: breaker state and run metrics before, the gates, the counters after.
+    /// `sandbox` is (the kernel cannot confine a call the policy wants confined, it is confined).
+    fn gate(
+        &self,
+        ev: &HostEvent,
+        p: &Place,
+        policy: &Policy,
+        plane: &Plane,
+        call: &ToolCall,
+        (unconfinable, confine): (bool, bool),
+    ) -> Gated {
+        let now = crate::effects::now();
+        let ws_key = workspace_key(&p.workspace);
+        let cfg = policy.breaker();
+        let (mut sandbox_notice, mut ended_yolo) = (false, None);
+        let result = crate::hot::write(&p.state, &ws_key, |tx| {
+            let mut b =
+                crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, ev.transcript.as_deref(), now)?;
+            // Once per run: the human learns that the kernel cannot confine commands here.
+            if unconfinable && !b.run.sandbox_notice {
+                b.run.sandbox_notice = true;
+                sandbox_notice = true;
+            }
+            // Yolo: on while a human's period lasts; an expired one is closed with a summary.
+            let yolo_on = b.doc.yolo.as_ref().is_some_and(|y| y.until > now);
+            if let Some(y) = b.doc.yolo.take_if(|y| y.until <= now) {
+                ended_yolo = Some(y.audit_summary(now, "expired"));
+            }
+            let mode = if yolo_on && ev.mode != ExecutionMode::Plan { ExecutionMode::Yolo } else { ev.mode };
+            let ctx = self.context(p, &b, policy, mode, confine, now);
+            let decision = loopguard_core::Gate::new(policy).evaluate(call, &ctx);
+            let (decision, advisory) = self.after_gate(decision, ev, p, policy, plane, confine);
+            if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
+                y.record_operation(decision.yolo_approved());
+            }
+            crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
+            Ok((decision, b, advisory))
+        });
+        match result {
+            Ok((decision, before, advisory)) => {
+                Gated { decision, before: Some(before), advisory, sandbox_notice, ended_yolo }
+            }
+            Err(e) => Gated::failed(Decision::fail_closed(
+                STATE_UNAVAILABLE,
+                format!("loopguard cannot read or update its breaker state, so the call is denied: {e}"),
+            )),
+        }
+    }
+
+    /// What the core gate knows about the run around a call.
+    fn context(
+        &self,
+        p: &Place,
+        b: &crate::breaker::Before,
+        policy: &Policy,
+        mode: ExecutionMode,
+        confine: bool,
+        now: i64,
+    ) -> Context {
+        let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
+        let permissions = loopguard_core::permissions::PermissionStore {
+            grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
+            revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
+        };
+        Context::new(&p.workspace)
+            .with_home(self.env.home.as_deref())
+            .with_mode(mode)
+            .with_confinement(confine)
+            .with_dns(loopguard_core::Dns::System { wait_ms: 100 })
+            .with_protected(Some(&p.state), self.env.user_policy().as_deref())
+            .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
+            .with_waivers(waivers)
+            .with_permissions(permissions, now)
+            .with_canaries(
+                b.doc.canaries.iter().map(|c| c.value.clone()).collect(),
+                b.doc.canaries.iter().filter_map(|c| c.file.as_ref().map(PathBuf::from)).collect(),
+            )
+    }
+
+    /// The gates after the core gate, each only stricter: merge eligibility, secrets in what a
+    /// command sends, dependency advisories, control-plane drift, confinement.
+    fn after_gate(
+        &self,
+        decision: Decision,
+        ev: &HostEvent,
+        p: &Place,
+        policy: &Policy,
+        plane: &Plane,
+        confine: bool,
+    ) -> (Decision, Option<String>) {
+        let home = self.env.home.as_deref();
+        let command = ev.shell_command();
+        let decision = gates::merge_gate(decision, command, &p.workspace, policy, home);
+        let decision = gates::outgoing_gate(decision, command, &ev.cwd, home, policy);
+        let (decision, advisory) = match &ev.tool {
+            Some(t) => gates::advisory_gate(decision, &t.name, &t.input, &ev.cwd, &p.state, policy.advisories()),
+            None => (decision, None),
+        };
+        let decision = gates::approval_gate(decision, &plane.drift);
+        (gates::confinement_gate(decision, confine), advisory)
+    }
+
+    /// Writes the call's audit event (and trips, and an ended yolo's summary). Without evidence
+    /// nothing runs: a failed write turns the decision into a deny and counts against the run.
+    fn record_call(&self, ev: &HostEvent, p: &Place, policy: Option<&Policy>, g: &Gated) -> Decision {
+        let decision = g.decision.clone();
+        let before = g.before.as_ref();
+        let mut e = new_event(ev, loopguard_audit::EventKind::PreToolUse);
+        e.decision = Some(decision.verdict().as_str().into());
+        e.reasons = decision.codes();
+        let input = ev.tool.as_ref().map_or(Value::Null, |t| t.input.clone());
+        e.details = Some(json!({
+            "input_sha256": sha256_hex(input.to_string().as_bytes()),
+            "risk": decision.risk().as_str(),
+            "required": decision.required_level().as_str(),
+            "effective": decision.effective_level().map(|l| l.as_str()),
+            "self_protection": decision.codes().iter().any(|c| c == SELF_PROTECTION),
+            "breaker": before.map(|b| b.state.position.as_str()),
+            "require_approval": before.map(|b| b.state.require_approval),
+            "waived": decision.waived(),
+            "granted": decision.granted(),
+            "yolo_approved": decision.yolo_approved(),
+            "step": before.map(|b| b.run.steps),
+            "advisories": g.advisory,
+            "spend": before.and_then(|b| crate::breaker::spend_estimate_label(&b.run)),
+        }));
+        if let Some(summary) = &g.ended_yolo {
+            let mut y = new_event(ev, loopguard_audit::EventKind::YoloSummary);
+            y.details = Some(summary.clone());
+            let _ = p.log.append(y);
+        }
+        let audited = write(&p.log, e);
+        if let (Some(b), Some(policy)) = (before, policy) {
+            audit_trips(p, &ev.session, &b.new_trips, &b.cleared);
+            let mut tripped = !b.new_trips.is_empty();
+            if audited.is_err() {
+                tripped |= evidence_failed(p, policy, &ev.session);
+            }
+            if tripped && !self.env.manual_effects {
+                crate::effects::spawn_flush(&p.state);
+            }
+        }
+        match audited {
+            Ok(()) => decision,
+            Err(err) => decision.escalate_to_deny(Reason::new(
+                err.code(),
+                Verdict::Deny,
+                RiskLevel::Critical,
+                format!("{err}; without evidence nothing runs."),
+            )),
+        }
+    }
+
+    /// A host that cannot ask its human gets a deny where the gate would ask.
+    fn degrade(&self, decision: Decision) -> Decision {
+        if self.caps.ask || decision.verdict() != Verdict::Ask {
+            return decision;
+        }
+        decision.escalate_to_deny(
+            Reason::new(
+                HOST_CANNOT_ASK,
+                Verdict::Deny,
+                RiskLevel::Medium,
+                "this host cannot ask its human, and this call needs a human's yes",
+            )
+            .with_remedy("ask the human to run it, or to allow it with a grant (`loopguard grant`)."),
+        )
+    }
+
+    /// Audits the result and redacts secrets out of it. The redacted response keeps the tool's
+    /// own shape exactly (only string contents change). The redaction goes out even when the
+    /// log cannot be written: secrets must not reach the model either way.
+    fn tool_result(&self, ev: &HostEvent, failed: bool) -> Result<Answer, HookError> {
+        let response = ev.result.as_ref().and_then(|r| r.response.as_ref()).filter(|_| !failed);
+        let answer = match response {
+            Some(resp) if self.caps.replace_output => {
+                let (output, redacted) = loopguard_secrets::redact_json(resp, loopguard_secrets::Scanner::builtin());
+                if redacted > 0 { Answer::ReplaceOutput { output, redacted } } else { Answer::Proceed }
+            }
+            _ => Answer::Proceed,
+        };
+        let redacted = match &answer {
+            Answer::ReplaceOutput { redacted, .. } => *redacted,
+            _ => 0,
+        };
+        let keep = |e: HookError| if redacted > 0 { Ok(answer.clone()) } else { Err(e) };
+        let p = match self.place(ev) {
+            Ok(p) => p,
+            Err(e) => return keep(e),
+        };
+        let breaker_error = if failed { None } else { self.observe(ev, &p).err() };
+        let kind = if failed {
+            loopguard_audit::EventKind::PostToolUseFailure
+        } else {
+            loopguard_audit::EventKind::PostToolUse
+        };
+        let mut e = new_event(ev, kind);
+        let r = ev.result.clone().unwrap_or_default();
+        e.details = Some(json!({
+            "response_bytes": r.response_bytes,
+            "error_bytes": r.error_bytes,
+            "is_interrupt": r.is_interrupt,
+            "duration_ms": r.duration_ms,
+            "secrets_redacted": redacted,
+            "breaker_error": breaker_error,
+        }));
+        match write(&p.log, e) {
+            Ok(()) => Ok(answer),
+            Err(e) => keep(e),
+        }
+    }
+
+    /// The breaker learns from results: test counts and edits going back and forth. Most
+    /// results say nothing to it: then no policy load and no state file.
+    fn observe(&self, ev: &HostEvent, p: &Place) -> Result<(), String> {
+        let (Some(tool), Some(resp)) = (&ev.tool, ev.result.as_ref().and_then(|r| r.response.as_ref())) else {
+            return Ok(());
+        };
+        let Some(obs) = crate::breaker::observe(&tool.name, &tool.input, resp) else { return Ok(()) };
+        let policy = Policy::load(self.env.user_policy().as_deref(), Some(&project_policy(&p.workspace)))
+            .map_err(|e| e.to_string())?;
+        let ws_key = workspace_key(&p.workspace);
+        let now = crate::effects::now();
+        let trips = crate::hot::write(&p.state, &ws_key, |tx| {
+            crate::breaker::observe_result(tx, policy.breaker(), &ws_key, &p.workspace, &ev.session, obs, now)
+        })?;
+        if !trips.is_empty() {
+            audit_trips(p, &ev.session, &trips, &[]);
+            if !self.env.manual_effects {
+                crate::effects::spawn_flush(&p.state);
+            }
+        }
+        Ok(())
+    }
+
+    fn session_start(&self, ev: &HostEvent) -> Result<(), HookError> {
+        let p = self.place(ev)?;
+        let sessions = Sessions::new(&p.state, &p.workspace);
+        let io = |e: std::io::Error| HookError::StateUnavailable(format!("session markers: {e}"));
+        for left in sessions.abandoned(&ev.session).map_err(io)? {
+            let mut e = NewEvent::new(&left.session, loopguard_audit::EventKind::SessionEnd);
+            e.details = Some(json!({ "recovered": true, "started": left.started, "closed_by": ev.session }));
+            write(&p.log, e)?;
+            sessions.close(&left.session).map_err(io)?;
+        }
+        let mut e = new_event(ev, loopguard_audit::EventKind::SessionStart);
+        e.details = Some(json!({ "source": ev.why, "workspace": p.workspace.display().to_string() }));
+        write(&p.log, e)?;
+        sessions.open(&ev.session, HostProcess::of_current).map_err(io)?;
+        // Re-check the approved control plane at every start: drift is on record from the first
+        // moment.
+        let drift = match crate::approval::load(&p.state, &p.workspace) {
+            Ok(None) => Ok(None),
+            Ok(Some(_)) => crate::approval::check(&p.state, &crate::approval::plane(self.env, &p.workspace)),
+            Err(e) => Err(e),
+        };
+        let why = match drift {
+            Ok(None) => None,
+            Ok(Some(d)) => Some(json!({ "changes": d.changes })),
+            Err(e) => Some(json!({ "error": e })),
+        };
+        if let Some(details) = why {
+            let mut e = new_event(ev, loopguard_audit::EventKind::ApprovalDrift);
+            e.details = Some(details);
+            write(&p.log, e)?;
+        }
+        // The run's base: what a stop reverts to.
+        let base = crate::effects::head_of(&p.workspace);
+        let ws_key = workspace_key(&p.workspace);
+        crate::hot::write(&p.state, &ws_key, |tx| {
+            let mut run = tx.run(&ws_key, &ev.session, crate::effects::now())?;
+            if run.base_ref.is_none() {
+                run.base_ref = base;
+                tx.save_run(&run)?;
+            }
+            Ok(())
+        })
+        .map_err(HookError::StateUnavailable)
+    }
+
+    fn session_end(&self, ev: &HostEvent) -> Result<(), HookError> {
+        let p = self.place(ev)?;
+        let mut e = new_event(ev, loopguard_audit::EventKind::SessionEnd);
+        e.details = Some(json!({ "reason": ev.why }));
+        write(&p.log, e)?;
+        // Sign a checkpoint over the session's log: from here on, shrinking or replacing it shows.
+        crate::keys::signing(&p.state)
+            .and_then(|k| p.log.checkpoint(&k, &ev.session))
+            .map_err(|e| HookError::Checkpoint(e.to_string()))?;
+        Sessions::new(&p.state, &p.workspace)
+            .close(&ev.session)
+            .map_err(|e| HookError::StateUnavailable(format!("session markers: {e}")))
+    }
+
+    fn prompt(&self, ev: &HostEvent) -> Result<(), HookError> {
+        let p = self.place(ev)?;
+        let mut e = new_event(ev, loopguard_audit::EventKind::UserPromptSubmit);
+        // The prompt itself may hold secrets: only its size goes to the log.
+        e.details = Some(json!({ "prompt_bytes": ev.prompt_bytes }));
+        write(&p.log, e)
+    }
+
+    fn stop(&self, ev: &HostEvent) -> Result<(), HookError> {
+        let p = self.place(ev)?;
+        let mut e = new_event(ev, loopguard_audit::EventKind::Stop);
+        e.details = Some(json!({ "event": ev.name }));
+        write(&p.log, e)
+    }
+}
+
+impl Gated {
+    fn failed(decision: Decision) -> Self {
+        Gated { decision, before: None, advisory: None, sandbox_notice: false, ended_yolo: None }
+    }
+}
+
+/// What the human should know whatever the verdict: spend charged at the ceiling price (once
+/// per run and model), a kernel that cannot confine, and — for a call nothing blocks — what the
+/// advisory check could not say.
+fn notices(g: &Gated, decision: &Decision) -> Vec<String> {
+    let mut notices: Vec<String> =
+        g.before.as_ref().and_then(crate::breaker::Before::estimate_notice).into_iter().collect();
+    if g.sandbox_notice {
+        notices.push(
+            "this kernel cannot confine commands (Landlock or user namespaces are unavailable), so shell calls run unconfined and only the analysis decides; code it cannot see into is not run unattended. `loopguard doctor` says what is missing.".into(),
+        );
+    }
+    if decision.verdict() == Verdict::Allow {
+        notices.extend(g.advisory.clone());
+    }
+    notices
+}
+
+/// `'…'` quoting for a POSIX shell.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// An allowed shell command rewritten to run under `loopguard exec`: the kernel enforces what
+/// the analysis predicted (writes inside the workspace; the network only when the analysis saw
+/// it; the read-only profile for commands that need no more than `observe`).
+fn wrapped_command(d: &Decision, command: &str) -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let profile =
+        if d.required_level() <= loopguard_core::AutonomyLevel::Suggest { "read-only" } else { "workspace-write" };
+    let net = if d.network() { " --net" } else { "" };
+    Some(format!("{} exec --profile {profile}{net} -- bash -c {}", sh_quote(&exe.to_string_lossy()), sh_quote(command)))
+}
+
+/// A short preview of what a high-risk asked call would do, for the human deciding.
+fn ask_preview(d: &Decision, call: &ToolCall, workspace: &Path, home: Option<&Path>) -> Option<String> {
+    // Code the analysis cannot see into is never run to preview it: the preview sandbox would
+    // be running an attacker's code at decision time.
+    if d.verdict() != Verdict::Ask
+        || d.risk() < RiskLevel::High
+        || !crate::preview::previewable(call)
+        || d.codes().iter().any(|c| c == SHELL_HIDDEN_CODE || c == SHELL_OPAQUE_CODE || c == SHELL_DYNAMIC)
+    {
+        return None;
+    }
+    let ctx = crate::preview::Ctx { workspace, home, timeout: PREVIEW_IN_HOOK };
+    match crate::preview::preview_tool_call(call, &ctx) {
+        Ok(p) => Some(p.summary()),
+        Err(e) => Some(format!("not available ({e})")),
+    }
+}
+
+fn new_event(ev: &HostEvent, kind: loopguard_audit::EventKind) -> NewEvent {
+    let mut e = NewEvent::new(&ev.session, kind);
+    e.tool = ev.tool.as_ref().map(|t| t.name.clone());
+    e.tool_use_id = ev.tool.as_ref().and_then(|t| t.use_id.clone());
+    e
+}
+
+fn write(log: &AuditLog, e: NewEvent) -> Result<(), HookError> {
+    log.append(e)
+        .map(|_| ())
+        .map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
+}
+
+fn waiver(g: &crate::store::ActiveWaiver) -> loopguard_core::Waiver {
+    loopguard_core::Waiver {
+        id: g.id,
+        rules: g.scope.iter().filter_map(|s| s.strip_prefix("rule:")).map(str::to_string).collect(),
+        paths: g.scope.iter().filter_map(|s| s.strip_prefix("path:")).map(str::to_string).collect(),
+    }
+}
+
+/// Audits new and cleared trips.
+fn audit_trips(
+    p: &Place,
+    session: &str,
+    new: &[loopguard_core::breaker::Trip],
+    cleared: &[loopguard_core::breaker::Trip],
+) {
+    use loopguard_audit::EventKind as K;
+    for (kind, trips) in [(K::BreakerTripped, new), (K::BreakerRecovered, cleared)] {
+        for t in trips {
+            let mut e = NewEvent::new(session, kind);
+            e.reasons = vec![t.trigger.as_str().to_string()];
+            e.details = Some(json!({
+                "trip": t.id, "trigger": t.trigger.as_str(), "action": t.action.as_str(), "value": t.value,
+                "threshold": t.threshold, "reason": t.reason, "reset": t.reset.as_str(), "source": t.session,
+            }));
+            // A failed write here shows as a gap `audit verify` cannot see; the trip itself is in
+            // the store either way.
+            let _ = p.log.append(e);
+        }
+    }
+}
+
+/// Counts a failed evidence write against the run; true when that tripped the breaker.
+fn evidence_failed(p: &Place, policy: &Policy, session: &str) -> bool {
+    let ws_key = workspace_key(&p.workspace);
+    let now = crate::effects::now();
+    crate::hot::write(&p.state, &ws_key, |tx| {
+        crate::breaker::evidence_failed(tx, policy.breaker(), &ws_key, &p.workspace, session, now)
+    })
+    .is_ok_and(|t| !t.is_empty())
+}

@@ -1,0 +1,226 @@
+//! `loopguard hook claude-code`: Claude Code's hook protocol (docs/hosts/claude-code.md; the
+//! captured samples are in tests/fixtures/hooks). Parsing and rendering only: the engine decides.
+//!
+//! - PreToolUse: allow prints nothing and exits 0, so the host's own permission flow still
+//!   applies; ask and deny print the JSON decision with a reason the model can act on; a call
+//!   that must run confined is allowed with its command rewritten (`updatedInput`).
+//! - PostToolUse: a result with secrets in it is replaced (`updatedToolOutput`, same shape).
+//! - PostToolUseFailure, SessionStart, SessionEnd, UserPromptSubmit, Stop: audited.
+//! - Anything wrong (bad input, unknown event, internal error, deadline): a JSON deny on stdout,
+//!   the reason on stderr, exit 2. Stop is the exception: exit 2 there would make the agent keep
+//!   going, so a failing Stop exits 0 with the reason on stderr.
+
+use super::{Exit, HookOutcome, Host, MAX_INPUT_BYTES, Rejected};
+use crate::engine::{Answer, Capabilities, EventKind, HookError, HostEvent, ToolResult, ToolUse};
+use loopguard_core::{Decision, ExecutionMode, Verdict};
+use serde_json::{Map, Value, json};
+use std::path::PathBuf;
+
+/// The Claude Code adapter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaudeCode;
+
+impl Host for ClaudeCode {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { ask: true, rewrite_input: true, replace_output: true, system_message: true }
+    }
+
+    fn parse(&self, bytes: &[u8]) -> Result<HostEvent, Rejected> {
+        parse(bytes)
+    }
+
+    fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome {
+        match answer {
+            Answer::Proceed => HookOutcome::proceed(),
+            Answer::Decide { decision, preview, notices } => {
+                let stdout = match decision.verdict() {
+                    Verdict::Allow => String::new(),
+                    Verdict::Ask | Verdict::Deny => decision_json(&decision, preview.as_deref()),
+                };
+                with_notices(HookOutcome { stdout, stderr: String::new(), exit: Exit::Proceed }, &notices)
+            }
+            Answer::Confine { command, notices } => {
+                let mut updated = ev.tool.as_ref().map_or(Value::Null, |t| t.input.clone());
+                updated["command"] = Value::String(command);
+                let v = json!({ "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "permissionDecisionReason": "loopguard: runs in its kernel sandbox (loopguard exec)",
+                    "updatedInput": updated,
+                }});
+                with_notices(
+                    HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: Exit::Proceed },
+                    &notices,
+                )
+            }
+            Answer::ReplaceOutput { output, .. } => {
+                let v =
+                    json!({ "hookSpecificOutput": { "hookEventName": "PostToolUse", "updatedToolOutput": output } });
+                HookOutcome { stdout: format!("{v}\n"), stderr: String::new(), exit: Exit::Proceed }
+            }
+        }
+    }
+
+    fn render_failure(&self, ev: Option<&HostEvent>, err: &HookError) -> HookOutcome {
+        if ev.is_some_and(|e| e.kind == EventKind::Stop) {
+            // Exit 2 on Stop would force the agent to continue: report and let it stop.
+            return HookOutcome { stdout: String::new(), stderr: format!("loopguard: {err}\n"), exit: Exit::Proceed };
+        }
+        fail(&err.decision())
+    }
+}
+
+/// The deny every failure answers with: JSON deny on stdout (honoured if this was a
+/// PreToolUse), reason on stderr, exit 2 (blocks whatever the event was).
+pub fn fail(d: &Decision) -> HookOutcome {
+    let why = loopguard_secrets::Scanner::builtin().redact(&d.explain());
+    HookOutcome { stdout: decision_json(d, None), stderr: format!("{why}\n"), exit: Exit::Block }
+}
+
+/// Handles one hook input (already read).
+pub fn handle(bytes: &[u8], env: &crate::state::Env) -> HookOutcome {
+    super::serve(ClaudeCode, bytes, env)
+}
+
+fn decision_json(d: &Decision, preview: Option<&str>) -> String {
+    let mut reason = d.explain();
+    if let Some(p) = preview {
+        reason.push_str(&format!("\nPreview: {p}"));
+    }
+    let v = json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": d.verdict().as_str(),
+            // Reasons quote commands and paths: never let one carry a secret out.
+            "permissionDecisionReason": loopguard_secrets::Scanner::builtin().redact(&reason),
+        }
+    });
+    format!("{v}\n")
+}
+
+/// Adds `systemMessage` (shown to the human, not the model) to an answer that exits 0.
+fn with_notices(mut out: HookOutcome, notices: &[String]) -> HookOutcome {
+    if notices.is_empty() || out.exit != Exit::Proceed {
+        return out;
+    }
+    let text = notices.iter().map(|n| format!("loopguard: {n}")).collect::<Vec<_>>().join("\n");
+    let text = loopguard_secrets::Scanner::builtin().redact(&text);
+    let mut v = if out.stdout.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        match serde_json::from_str::<Value>(&out.stdout) {
+            Ok(v @ Value::Object(_)) => v,
+            // Not ours to change: keep the answer exactly.
+            _ => return out,
+        }
+    };
+    v["systemMessage"] = Value::String(text);
+    out.stdout = format!("{v}\n");
+    out
+}
+
+fn field_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!("`{key}` must be a string, found {}", type_name(other))),
+        None => Err(format!("`{key}` is missing")),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The input as a JSON object with its event name.
+fn object(bytes: &[u8]) -> Result<Map<String, Value>, HookError> {
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(HookError::InputTooLarge(MAX_INPUT_BYTES));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| HookError::InputInvalid("the hook input is not UTF-8".into()))?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| HookError::InputInvalid(format!("the hook input is not valid JSON: {e}")))?;
+    match v {
+        Value::Object(o) => Ok(o),
+        other => {
+            Err(HookError::InputInvalid(format!("the hook input must be a JSON object, found {}", type_name(&other))))
+        }
+    }
+}
+
+fn kind_of(name: &str) -> Option<EventKind> {
+    Some(match name {
+        "PreToolUse" => EventKind::ToolCall,
+        "PostToolUse" => EventKind::ToolResult { failed: false },
+        "PostToolUseFailure" => EventKind::ToolResult { failed: true },
+        "SessionStart" => EventKind::SessionStart,
+        "SessionEnd" => EventKind::SessionEnd,
+        "UserPromptSubmit" => EventKind::Prompt,
+        "Stop" | "SubagentStop" => EventKind::Stop,
+        _ => return None,
+    })
+}
+
+fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
+    let obj = object(bytes).map_err(Rejected::bare)?;
+    let name = field_str(&obj, "hook_event_name").map_err(|e| Rejected::bare(HookError::InputInvalid(e)))?.to_string();
+    let common = field_str(&obj, "session_id").and_then(|s| {
+        let cwd = PathBuf::from(field_str(&obj, "cwd")?);
+        if cwd.is_absolute() { Ok((s, cwd)) } else { Err("`cwd` must be an absolute path".into()) }
+    });
+    let (session, cwd) =
+        common.map_err(|e| Rejected::bare(HookError::InputInvalid(format!("the {name} input is invalid: {e}"))))?;
+    let reject =
+        |error| Rejected { error, session: session.to_string(), cwd: Some(cwd.clone()), event: Some(name.clone()) };
+    let Some(kind) = kind_of(&name) else {
+        return Err(reject(HookError::UnknownEvent(format!(
+            "`{name}` is not a hook event loopguard handles; denied."
+        ))));
+    };
+    let mut ev = HostEvent::new(kind, &name, session, cwd.clone());
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(String::from);
+    ev.mode =
+        obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
+    ev.transcript = text("transcript_path").map(PathBuf::from);
+    ev.why = text(if kind == EventKind::SessionStart { "source" } else { "reason" });
+    ev.prompt_bytes = obj.get("prompt").and_then(Value::as_str).map(str::len);
+    match kind {
+        EventKind::ToolCall => {
+            let name = field_str(&obj, "tool_name")
+                .map_err(|e| reject(HookError::InputInvalid(format!("the PreToolUse input is invalid: {e}"))))?;
+            let Some(input) = obj.get("tool_input") else {
+                return Err(reject(HookError::InputInvalid(
+                    "the PreToolUse input is invalid: `tool_input` is missing".into(),
+                )));
+            };
+            ev.tool = Some(tool_use(name, input.clone(), text("tool_use_id")));
+        }
+        EventKind::ToolResult { .. } => {
+            ev.tool = text("tool_name").map(|name| {
+                tool_use(&name, obj.get("tool_input").cloned().unwrap_or(Value::Null), text("tool_use_id"))
+            });
+            let size = |k: &str| obj.get(k).map(|v| v.to_string().len());
+            ev.result = Some(ToolResult {
+                response: obj.get("tool_response").cloned(),
+                response_bytes: size("tool_response"),
+                error_bytes: size("error"),
+                is_interrupt: obj.get("is_interrupt").and_then(Value::as_bool),
+                duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
+            });
+        }
+        _ => {}
+    }
+    Ok(ev)
+}
+
+/// Claude Code's tool, with the shell command of its `Bash` tool.
+fn tool_use(name: &str, input: Value, use_id: Option<String>) -> ToolUse {
+    let shell_command = (name == "Bash").then(|| input.get("command").and_then(Value::as_str).map(String::from));
+    ToolUse { name: name.to_string(), input, use_id, shell_command: shell_command.flatten() }
+}
