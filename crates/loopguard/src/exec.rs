@@ -367,28 +367,13 @@ pub fn inner(
 /// then applies `mounts` there: credential locations covered, control files read-only. The user
 /// namespace maps our own uid and gid to themselves, so files keep their owner. If the kernel
 /// refuses (user namespaces disabled), exec refuses to run (fail closed).
-#[allow(unsafe_code)]
 fn isolate(net: bool, mounts: &Mounts) -> Result<(), String> {
     use rustix::mount::MountFlags;
-    use rustix::thread::UnshareFlags;
-    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
-    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
-    if !net {
-        flags |= UnshareFlags::NEWNET;
-    }
-    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could then
-    // observe file descriptors from an unshared table). We pass only NEWUSER, NEWNS and NEWNET,
-    // which change namespaces, not the descriptor table; and this inner half of `loopguard exec`
-    // is single-threaded here (it starts no threads before exec), so no other thread exists to
-    // observe anything.
-    unsafe { rustix::thread::unshare_unsafe(flags) }
-        .map_err(|e| format!("cannot create the sandbox's namespaces ({e})"))?;
-    let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("sandbox namespace: {file}: {e}"))
-    };
-    write("setgroups", "deny".into())?;
-    write("uid_map", format!("{uid} {uid} 1"))?;
-    write("gid_map", format!("{gid} {gid} 1"))?;
+    // This inner half of `loopguard exec` starts no threads before exec.
+    loopguard_sandbox::enter_namespaces(!net).map_err(|e| match e {
+        loopguard_sandbox::NamespaceError::Unshare(e) => format!("cannot create the sandbox's namespaces ({e})"),
+        loopguard_sandbox::NamespaceError::Map(file, e) => format!("sandbox namespace: {file}: {e}"),
+    })?;
     // Nothing mounted here propagates back to the host: a mount namespace owned by a new (less
     // privileged) user namespace gets its shared mounts reduced to slaves by the kernel
     // (mount_namespaces(7)), so no walk over every mount to make them private is needed.
@@ -503,21 +488,13 @@ pub fn preview_inner(
 
 /// A fresh user, mount and network namespace for a preview, mounts made private so nothing
 /// mounted here propagates back to the host.
-#[allow(unsafe_code)]
 fn isolate_for_preview() -> Result<(), String> {
-    use rustix::thread::UnshareFlags;
-    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
-    // SAFETY: as in `isolate`: `unshare_unsafe` is unsafe only for `CLONE_FILES`, which is
-    // not passed (only NEWUSER, NEWNS and NEWNET: namespaces, not the descriptor table), and this
-    // inner process has started no other thread that could observe anything.
-    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWNET) }
-        .map_err(|e| format!("cannot create user, mount and network namespaces ({e})"))?;
-    let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("preview namespace: {file}: {e}"))
-    };
-    write("setgroups", "deny".into())?;
-    write("uid_map", format!("{uid} {uid} 1"))?;
-    write("gid_map", format!("{gid} {gid} 1"))?;
+    loopguard_sandbox::enter_namespaces(true).map_err(|e| match e {
+        loopguard_sandbox::NamespaceError::Unshare(e) => {
+            format!("cannot create user, mount and network namespaces ({e})")
+        }
+        loopguard_sandbox::NamespaceError::Map(file, e) => format!("preview namespace: {file}: {e}"),
+    })?;
     rustix::mount::mount_change(
         "/",
         rustix::mount::MountPropagationFlags::PRIVATE | rustix::mount::MountPropagationFlags::REC,
@@ -678,28 +655,39 @@ pub fn plant_canaries(
 }
 
 /// How the command is started: forked and confined in-process, or through `__exec-inner`.
+/// The setup a forked child runs before exec (see [`loopguard_sandbox::spawn_with_setup`]).
+type Setup = Box<dyn FnMut() -> std::io::Result<()> + Send + Sync>;
+
 enum Launch {
-    Forked(Command, std::io::PipeReader),
+    Forked(Command, std::io::PipeReader, Option<Setup>),
     Inner(Command),
 }
 
 impl Launch {
     fn command(&mut self) -> &mut Command {
         match self {
-            Launch::Forked(c, _) | Launch::Inner(c) => c,
+            Launch::Forked(c, _, _) | Launch::Inner(c) => c,
+        }
+    }
+
+    fn spawn(&mut self) -> std::io::Result<std::process::Child> {
+        match self {
+            Launch::Forked(c, _, setup) => match setup.take() {
+                Some(setup) => loopguard_sandbox::spawn_with_setup(c, setup),
+                None => Err(std::io::Error::other("spawned twice")),
+            },
+            Launch::Inner(c) => c.spawn(),
         }
     }
 }
 
-/// Whether this process has exactly one thread (Linux: one entry in /proc/self/task).
 fn single_threaded() -> bool {
-    std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.take(2).count() == 1)
+    loopguard_sandbox::single_threaded()
 }
 
 /// The outer half: starts the confined command with a scrubbed environment and redacts its output.
 /// Returns the command's exit code.
 #[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag or the policy
-#[allow(unsafe_code)] // `pre_exec`: see the SAFETY comment at its one use
 pub fn run(
     profile: Profile,
     net: bool,
@@ -732,28 +720,21 @@ pub fn run(
         let writable = writable_for(profile, roots, Some(tmp.path()), writable_extra);
         let (mounts, argv) = (mounts.clone(), argv.to_vec());
         let (err_r, err_w) = std::io::pipe().map_err(|e| format!("cannot start the sandbox: {e}"))?;
-        use std::os::unix::process::CommandExt;
-        // SAFETY: the closure runs in the forked child before exec. Only async-signal-safe
-        // functions are safe there if another thread of the parent could hold a lock (the
-        // allocator's, stdio's) at fork time; `single_threaded()` just checked that this process
-        // has no other thread, and nothing between that check and `spawn` below starts one, so
-        // the child's copy of every lock is free and allocating, formatting and the `landlock`
-        // crate are sound. The child is single-threaded, as `unshare(CLONE_NEWUSER)` requires.
-        // Its errors go to a close-on-exec pipe the parent reads.
-        unsafe {
-            cmd.pre_exec(move || {
-                enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
-                    let _ = (&err_w).write_all(e.as_bytes());
-                    std::io::Error::other("the sandbox could not be set up")
-                })
-            });
-        }
-        Some((cmd, err_r))
+        // The child confines itself between fork and exec (loopguard_sandbox checks that this
+        // process is single-threaded, so the child may allocate; the child is single-threaded, as
+        // `unshare(CLONE_NEWUSER)` requires). Its errors go to a close-on-exec pipe the parent reads.
+        let setup: Setup = Box::new(move || {
+            enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
+                let _ = (&err_w).write_all(e.as_bytes());
+                std::io::Error::other("the sandbox could not be set up")
+            })
+        });
+        Some((cmd, err_r, setup))
     } else {
         None
     };
     let mut cmd = match forked {
-        Some((cmd, err_r)) => Launch::Forked(cmd, err_r),
+        Some((cmd, err_r, setup)) => Launch::Forked(cmd, err_r, Some(setup)),
         None => {
             let mut cmd = Command::new(exe);
             cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
@@ -782,10 +763,10 @@ pub fn run(
     let c = cmd.command();
     c.env_clear().envs(env).envs(canaries).env("TMPDIR", tmp.path());
     c.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let spawned = c.spawn();
+    let spawned = cmd.spawn();
     let mut child = match (spawned, cmd) {
         (Ok(child), _) => child,
-        (Err(e), Launch::Forked(c, mut err_r)) => {
+        (Err(e), Launch::Forked(c, mut err_r, _)) => {
             // The closure (and its end of the pipe) goes first, so the read below ends.
             drop(c);
             let mut why = String::new();

@@ -1,0 +1,89 @@
+//! The only crate of loopguard allowed `unsafe` (every other crate forbids it). It holds the
+//! kernel primitives the sandbox (`loopguard exec`, previews) needs whose soundness the type
+//! system cannot check, each behind a safe function that checks its own precondition:
+//!
+//! - [`enter_namespaces`]: `unshare` of a user, mount (and network) namespace, with the user
+//!   namespace mapping our own uid and gid to themselves.
+//! - [`spawn_with_setup`]: spawn a command that runs a setup closure between fork and exec
+//!   (`pre_exec`), refused unless this process is single-threaded.
+//!
+//! Landlock itself needs no `unsafe` (the `landlock` crate wraps it) and stays with its callers.
+
+use std::io;
+use std::process::{Child, Command};
+
+/// A namespace step that failed.
+#[derive(Debug)]
+pub enum NamespaceError {
+    /// `unshare` refused (user namespaces disabled, or not allowed here).
+    Unshare(io::Error),
+    /// Writing `/proc/self/<file>` (setgroups, uid_map, gid_map) failed.
+    Map(&'static str, io::Error),
+}
+
+/// Whether this process has exactly one thread (Linux: one entry in /proc/self/task).
+pub fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.take(2).count() == 1)
+}
+
+/// Moves this process into a new user and mount namespace (and a new network namespace, with
+/// only a down loopback, when `new_net`), mapping our own uid and gid to themselves so files
+/// keep their owner. Nothing mounted afterwards propagates back to the host: a mount namespace
+/// owned by a new, less privileged user namespace has its shared mounts reduced to slaves by
+/// the kernel (mount_namespaces(7)).
+#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
+pub fn enter_namespaces(new_net: bool) -> Result<(), NamespaceError> {
+    use rustix::thread::UnshareFlags;
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+    if new_net {
+        flags |= UnshareFlags::NEWNET;
+    }
+    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could
+    // then observe file descriptors from an unshared table). Only NEWUSER, NEWNS and NEWNET are
+    // passed: they change namespaces, not the descriptor table.
+    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| NamespaceError::Unshare(e.into()))?;
+    let write = |file: &'static str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| NamespaceError::Map(file, e))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))
+}
+
+/// Spawns `cmd` with `setup` run in the child between fork and exec (an error from it aborts
+/// the spawn, and `spawn` returns that error). Refused (an error, nothing spawned) when this
+/// process has more than one thread: only then may the child allocate and take locks.
+#[expect(unsafe_code, reason = "CommandExt::pre_exec; see the SAFETY comment")]
+pub fn spawn_with_setup<F>(cmd: &mut Command, setup: F) -> io::Result<Child>
+where
+    F: FnMut() -> io::Result<()> + Send + Sync + 'static,
+{
+    use std::os::unix::process::CommandExt;
+    if !single_threaded() {
+        return Err(io::Error::other("the sandbox's setup needs a single-threaded process"));
+    }
+    // SAFETY: the closure runs in the forked child before exec. Only async-signal-safe functions
+    // are safe there if another thread of the parent could hold a lock (the allocator's, stdio's)
+    // at fork time. `single_threaded()` just found no other thread, and nothing between that
+    // check and `spawn` below (this function's next statement) can start one, so the child's
+    // copy of every lock is free and allocating, formatting and system calls are sound there.
+    unsafe {
+        cmd.pre_exec(setup);
+    }
+    cmd.spawn()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_threaded_test_process_is_rare_but_the_check_reads_the_task_list() {
+        // The test harness runs tests on threads: this process has more than one.
+        assert!(!single_threaded());
+        let mut cmd = Command::new("true");
+        let refused = spawn_with_setup(&mut cmd, || Ok(()));
+        assert!(refused.is_err(), "setup must be refused in a multi-threaded process");
+    }
+}
