@@ -73,14 +73,13 @@ fn changed_since(ws: &Path, reviewed: &str, allow: &[String]) -> Result<Vec<Stri
 
 /// The hashes a certification binds: the effective policy and each control-plane group.
 fn hashes(env: &Env, t: &Target) -> Result<Value, String> {
-    let approval = crate::approval::load(&t.state, &t.workspace)?;
-    let approved = approval.as_ref().and_then(crate::approval::approved_project_policy);
-    let policy = loopguard_core::Policy::load_approved(
-        env.user_policy().as_deref(),
-        Some(&crate::state::project_policy(&t.workspace)),
-        approved,
-    )
-    .map_err(|e| format!("the policy does not load: {e}"))?;
+    // The same loader as the hook: an approval read from a drifted plane approves nothing.
+    let plane = crate::effective::plane(env, &t.state, &t.workspace);
+    if let Err(e) = &plane.drift {
+        return Err(format!("the approved control plane cannot be checked: {e}"));
+    }
+    let policy =
+        crate::effective::load_with(env, &t.workspace, &plane).map_err(|e| format!("the policy does not load: {e}"))?;
     let plane = crate::approval::plane(env, &t.workspace);
     let groups = crate::approval::group_hashes(&plane)?;
     Ok(json!({

@@ -42,8 +42,7 @@ impl Target {
 }
 
 fn policy(env: &Env, t: &Target) -> Result<Policy, String> {
-    Policy::load(env.user_policy().as_deref(), Some(&crate::state::project_policy(&t.workspace)))
-        .map_err(|e| format!("the policy does not load: {e}"))
+    crate::effective::load(env, &t.workspace).map_err(|e| format!("the policy does not load: {e}"))
 }
 
 fn time(t: i64) -> String {

@@ -1,8 +1,7 @@
 //! `loopguard doctor`: is loopguard installed and working here?
 
 use crate::install::{EVENTS, FAIL_CLOSED_EVENTS, ON_FAILURE_SINCE, loopguard_binary};
-use crate::state::{Env, project_policy};
-use loopguard_core::Policy;
+use crate::state::Env;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -236,7 +235,7 @@ fn is_executable(p: &Path) -> bool {
 }
 
 fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
-    match Policy::load(env.user_policy().as_deref(), Some(&project_policy(workspace))) {
+    match crate::effective::load(env, workspace) {
         Ok(p) => {
             let layers: Vec<&str> = p.sources().iter().map(|s| s.kind.as_str()).collect();
             Ok(format!("loads ({})", layers.join(" < ")))

@@ -10,6 +10,7 @@ pub mod certify;
 pub mod control;
 pub mod demo;
 pub mod doctor;
+pub mod effective;
 pub mod effects;
 pub mod engine;
 pub mod escalation;

@@ -755,7 +755,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Ok(ExitCode::SUCCESS)
                 }
                 BreakerCommand::Flush { quiet } => {
-                    let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&t.workspace)))
+                    let policy = loopguard::effective::load(&env, &t.workspace)
                         .map_err(|e| format!("the policy does not load: {e}"))?;
                     let base =
                         std::env::var("LOOPGUARD_WEBHOOK_BACKOFF_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
@@ -888,7 +888,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 AdvisoriesCommand::Check { files, json } => {
                     let files = if files.is_empty() { loopguard::advisories::default_files(&cwd()?) } else { files };
                     let workspace = env.workspace_for(&cwd()?);
-                    let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
+                    let policy = loopguard::effective::load(&env, &workspace)
                         .map_err(|e| format!("the policy does not load: {e}"))?;
                     let (out, found) = loopguard::advisories::check_files(&state, &files, json, policy.advisories())?;
                     print!("{out}");
@@ -948,8 +948,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let profile = loopguard::exec::Profile::parse(&profile)
                 .ok_or_else(|| format!("--profile must be workspace-write or read-only, found `{profile}`"))?;
             let workspace = env.workspace_for(&cwd()?);
-            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&workspace)))
-                .map_err(|e| format!("the policy does not load: {e}"))?;
+            let policy =
+                loopguard::effective::load(&env, &workspace).map_err(|e| format!("the policy does not load: {e}"))?;
             let revoked = env
                 .state_home()
                 .ok()
@@ -1004,8 +1004,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         }
         Command::MergeCheck { range, json } => {
             let repo = state::git_toplevel(&cwd()?).ok_or("not inside a git repository")?;
-            let policy = Policy::load(env.user_policy().as_deref(), Some(&state::project_policy(&repo)))
-                .map_err(|e| format!("the policy does not load: {e}"))?;
+            let policy =
+                loopguard::effective::load(&env, &repo).map_err(|e| format!("the policy does not load: {e}"))?;
             let report = loopguard::merge_check::run(&repo, &range, &policy, env.home.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
@@ -1031,21 +1031,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
 /// policy may loosen.
 fn effective_policy(env: &Env) -> Result<Policy, String> {
     let workspace = env.workspace_for(&cwd()?);
-    // As the hook sees it: an approved, undrifted project policy may loosen.
-    let approved = env.state_home().ok().and_then(|state| {
-        let a = loopguard::approval::load(&state, &workspace).ok()??;
-        let plane = loopguard::approval::plane(env, &workspace);
-        matches!(loopguard::approval::check_against(&state, &plane, a.clone()), Ok(None))
-            .then(|| loopguard::approval::approved_project_policy(&a).map(str::to_string))
-            .flatten()
-    });
-    let policy = Policy::load_approved(
-        env.user_policy().as_deref(),
-        Some(&state::project_policy(&workspace)),
-        approved.as_deref(),
-    )
-    .map_err(|e| format!("the policy does not load:\n{e}"))?;
-    Ok(policy)
+    loopguard::effective::load(env, &workspace).map_err(|e| format!("the policy does not load:\n{e}"))
 }
 
 fn policy_check(env: &Env, file: Option<PathBuf>, layer: Option<LayerArg>) -> Result<ExitCode, String> {

@@ -14,8 +14,9 @@ mod gates;
 pub use error::HookError;
 pub use event::{Answer, Capabilities, EventKind, HostEvent, ToolResult, ToolUse};
 
+use crate::effective::{self, Plane};
 use crate::sessions::{HostProcess, Sessions};
-use crate::state::{Env, audit_log, project_policy, sha256_hex, workspace_key};
+use crate::state::{Env, audit_log, sha256_hex, workspace_key};
 use loopguard_audit::{AuditLog, NewEvent};
 use loopguard_core::reasons::*;
 use loopguard_core::{Context, Decision, ExecutionMode, Policy, Reason, RiskLevel, ToolCall, Verdict};
@@ -38,13 +39,6 @@ struct Place {
     workspace: PathBuf,
     log: AuditLog,
     state: PathBuf,
-}
-
-/// The control plane as approved: drift (or why it cannot be checked), and the approved project
-/// policy when nothing drifted.
-struct Plane {
-    drift: Result<Option<crate::approval::Drift>, String>,
-    approved_project: Option<String>,
 }
 
 /// What the breaker transaction of one tool call produced.
@@ -100,33 +94,12 @@ impl<'a> Engine<'a> {
         Ok(Place { workspace, log, state })
     }
 
-    /// The approved control plane, checked before anything else (cheap unless something moved;
-    /// nothing at all to do for a worktree nobody approved).
-    fn plane(&self, p: &Place) -> Plane {
-        let approval = crate::approval::load(&p.state, &p.workspace);
-        let drift = match &approval {
-            Ok(None) => Ok(None),
-            Ok(Some(a)) => {
-                crate::approval::check_against(&p.state, &crate::approval::plane(self.env, &p.workspace), a.clone())
-            }
-            Err(e) => Err(e.clone()),
-        };
-        // A drifted plane approves nothing, the project policy included.
-        let approved_project = approval.as_ref().ok().and_then(|a| a.as_ref()).and_then(|a| {
-            matches!(drift, Ok(None)).then(|| crate::approval::approved_project_policy(a).map(str::to_string)).flatten()
-        });
-        Plane { drift, approved_project }
-    }
-
     fn tool_call(&self, ev: &HostEvent) -> Result<Answer, HookError> {
         let tool = ev.tool.as_ref().ok_or_else(|| HookError::InputInvalid("the tool call names no tool".into()))?;
         let p = self.place(ev)?;
-        let plane = self.plane(&p);
-        let policy = Policy::load_approved(
-            self.env.user_policy().as_deref(),
-            Some(&project_policy(&p.workspace)),
-            plane.approved_project.as_deref(),
-        );
+        // The approved control plane, checked before anything else.
+        let plane = effective::plane(self.env, &p.state, &p.workspace);
+        let policy = effective::load_with(self.env, &p.workspace, &plane);
         // The second layer: allowed shell calls run inside the kernel sandbox where the policy
         // wants it (the default), the host can run a rewritten command and the kernel can
         // enforce it. Only then may unattended calls run code the analysis cannot see into.
@@ -384,8 +357,8 @@ impl<'a> Engine<'a> {
             return Ok(());
         };
         let Some(obs) = crate::breaker::observe(&tool.name, &tool.input, resp) else { return Ok(()) };
-        let policy = Policy::load(self.env.user_policy().as_deref(), Some(&project_policy(&p.workspace)))
-            .map_err(|e| e.to_string())?;
+        let plane = effective::plane(self.env, &p.state, &p.workspace);
+        let policy = effective::load_with(self.env, &p.workspace, &plane).map_err(|e| e.to_string())?;
         let ws_key = workspace_key(&p.workspace);
         let now = crate::effects::now();
         let trips = crate::hot::write(&p.state, &ws_key, |tx| {
