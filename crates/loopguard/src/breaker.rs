@@ -11,7 +11,7 @@
 //! in the same transaction, and are carried out by [`crate::effects`] outside the hook's deadline.
 
 use crate::hot::HotTx as Tx;
-use crate::store::{Run, RunMetrics, StoreResult, WsDoc, day_of};
+use crate::model::{Run, RunMetrics, StoreResult, WsDoc, day_of};
 use loopguard_core::breaker::{self, BreakerState, Trip, pingpong, testcount};
 use loopguard_core::policy::BreakerConfig;
 use loopguard_core::reasons::*;
@@ -139,7 +139,7 @@ fn read_usage(
         if m.estimated
             && m.usd.is_some()
             && !run.estimated_models.contains(&m.model)
-            && run.estimated_models.len() < crate::store::MAX_ESTIMATED_MODELS
+            && run.estimated_models.len() < crate::model::MAX_ESTIMATED_MODELS
         {
             run.estimated_models.push(m.model.clone());
             newly_estimated.push(m.model.clone());

@@ -6,7 +6,8 @@ use crate::effects::{self, now};
 use crate::hot;
 use crate::operator::{self, Secrets};
 use crate::state::{Env, audit_log, workspace_key};
-use crate::store::{BreakGlass, RunMetrics, Store, day_of};
+use crate::model::{RunMetrics, day_of};
+use crate::store::{BreakGlass, Store};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::Policy;
 use loopguard_core::breaker::{BreakerState, Metrics, ResetRule, Trigger, TripAction, fmt_value};
@@ -185,7 +186,7 @@ pub fn reset(
         // The runs start over: counters zeroed, clock and base restarted. The transcript
         // position is kept (no usage counted twice); day totals stay (daily budgets hold).
         for run in doc.runs.values_mut() {
-            *run = crate::store::Run {
+            *run = crate::model::Run {
                 workspace: run.workspace.clone(),
                 session: run.session.clone(),
                 started_at: n,
@@ -341,7 +342,7 @@ pub fn break_glass(
     hot::write(&t.state, &t.key, |tx| {
         let mut doc = tx.doc();
         doc.ws.waivers.retain(|w| w.until > n);
-        doc.ws.waivers.push(crate::store::ActiveWaiver { id, scope: bg.scope.clone(), until: bg.until });
+        doc.ws.waivers.push(crate::model::ActiveWaiver { id, scope: bg.scope.clone(), until: bg.until });
         tx.mark_tripped();
         Ok(())
     })?;
@@ -528,7 +529,7 @@ pub fn yolo_on(
     operator::authenticate(&mut store, &[operator.to_string()], secrets, "yolo on")?;
     drop(store);
     let n = now();
-    let y = crate::store::Yolo {
+    let y = crate::model::Yolo {
         operator: operator.to_string(),
         reason: reason.to_string(),
         from: n,

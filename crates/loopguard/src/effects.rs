@@ -10,7 +10,8 @@
 //! The effects are queued in the same transaction as the trip, so a crash loses none of them.
 
 use crate::state::{Env, audit_log};
-use crate::store::{Effect, Run, Store, StoreResult, Tx};
+use crate::model::Run;
+use crate::store::{Effect, Store, StoreResult, Tx};
 use hmac::{KeyInit, Mac};
 use loopguard_audit::{EventKind, NewEvent};
 use loopguard_core::breaker::{ResetRule, Trip, TripAction, fmt_value};
@@ -53,7 +54,7 @@ pub fn queue(
     position: &str,
     _now: i64,
 ) -> StoreResult<i64> {
-    tx.add_pending(crate::hot::Pending {
+    tx.add_pending(crate::model::Pending {
         trip: trip.clone(),
         workspace_path: workspace_path.to_string_lossy().into_owned(),
         session: run.session.clone(),
@@ -89,7 +90,7 @@ fn collect(state_home: &Path, store: &mut Store) -> Result<(), String> {
     Ok(())
 }
 
-fn enqueue_events(tx: &Tx<'_>, key: &str, p: &crate::hot::Pending, now: i64) -> StoreResult<()> {
+fn enqueue_events(tx: &Tx<'_>, key: &str, p: &crate::model::Pending, now: i64) -> StoreResult<()> {
     let trip = &p.trip;
     let mut events = vec!["circuit_breaker.triggered"];
     if trip.action == TripAction::Stop {

@@ -614,7 +614,7 @@ pub fn plant_canaries(
     for n in names {
         let v = canary_value(n)?;
         env.push((n.clone(), v.clone()));
-        planted.push(crate::store::Canary { name: n.clone(), value: v, file: None, at: now });
+        planted.push(crate::model::Canary { name: n.clone(), value: v, file: None, at: now });
     }
     if file {
         let v = canary_value("AWS_SECRET_ACCESS_KEY")?;
@@ -634,7 +634,7 @@ pub fn plant_canaries(
         )
         .map_err(|e| format!("canary file: {e}"))?;
         env.push(("AWS_SHARED_CREDENTIALS_FILE".into(), path.to_string_lossy().into_owned()));
-        planted.push(crate::store::Canary {
+        planted.push(crate::model::Canary {
             name: "AWS_SHARED_CREDENTIALS_FILE".into(),
             value: v,
             file: Some(path.to_string_lossy().into_owned()),

@@ -16,7 +16,7 @@
 //! hook denies): a torn write after a power loss is detected, never trusted. Commits that record
 //! a trip are fsynced; counter updates are not (an OS crash may lose the last few).
 
-use crate::store::{Run, StoreResult, WsDoc};
+use crate::model::{Pending, Run, StoreResult, WsDoc};
 use loopguard_core::breaker::Trip;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -35,25 +35,6 @@ const MAX_REGIONS: usize = 256;
 const MAX_DAYS: usize = 62;
 /// Largest state file read.
 const MAX_FILE: u64 = 16 << 20;
-
-/// A trip whose effects the flush has not queued yet.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pending {
-    /// The trip (its id is per workspace).
-    pub trip: Trip,
-    /// The workspace path.
-    pub workspace_path: String,
-    /// The session that tripped.
-    pub session: String,
-    /// Revert the worktree.
-    pub revert: bool,
-    /// The run's base commit.
-    pub base_ref: Option<String>,
-    /// Post webhook events.
-    pub webhook: bool,
-    /// The breaker position right after the trip.
-    pub position: String,
-}
 
 /// One ping-pong region: the last result and how often it went back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,7 @@ pub mod hot;
 pub mod install;
 pub mod keys;
 pub mod merge_check;
+pub mod model;
 pub mod operator;
 pub mod outgoing;
 pub mod packs_report;

@@ -518,7 +518,7 @@ fn write(log: &AuditLog, e: NewEvent) -> Result<(), HookError> {
         .map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
 }
 
-fn waiver(g: &crate::store::ActiveWaiver) -> loopguard_core::Waiver {
+fn waiver(g: &crate::model::ActiveWaiver) -> loopguard_core::Waiver {
     loopguard_core::Waiver {
         id: g.id,
         rules: g.scope.iter().filter_map(|s| s.strip_prefix("rule:")).map(str::to_string).collect(),
