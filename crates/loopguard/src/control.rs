@@ -4,9 +4,9 @@
 
 use crate::effects::{self, now};
 use crate::hot;
+use crate::model::{RunMetrics, day_of};
 use crate::operator::{self, Secrets};
 use crate::state::{Env, audit_log, workspace_key};
-use crate::model::{RunMetrics, day_of};
 use crate::store::{BreakGlass, Store};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::Policy;

@@ -9,8 +9,8 @@
 //!
 //! The effects are queued in the same transaction as the trip, so a crash loses none of them.
 
-use crate::state::{Env, audit_log};
 use crate::model::Run;
+use crate::state::{Env, audit_log};
 use crate::store::{Effect, Store, StoreResult, Tx};
 use hmac::{KeyInit, Mac};
 use loopguard_audit::{EventKind, NewEvent};

@@ -254,4 +254,3 @@ pub struct Pending {
     /// The breaker position right after the trip.
     pub position: String,
 }
-

@@ -9,6 +9,7 @@
 pub mod diag;
 mod read;
 mod read_breakers;
+mod reader;
 pub use read_breakers::parse_duration;
 
 use crate::breaker::BreakerRule;
@@ -18,7 +19,8 @@ use crate::checks::shell;
 use crate::{AutonomyLevel, Verdict};
 pub use diag::{Diagnostic, PolicyError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use read::{At, Layer, read_layer};
+use read::{Layer, read_layer};
+use reader::At;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Reading `[breaker]`, `[[breakers]]`, `[prices]` and `[break_glass]` (see docs/breakers.md).
 
 use super::LayerKind;
-use super::read::{At, Reader};
+use super::reader::{At, Reader};
 use crate::breaker::profiles::Profile;
 use crate::breaker::usage::Price;
 use crate::breaker::{BreakerRule, ResetRule, Trigger, TripAction};

@@ -1,7 +1,7 @@
 //! git: destructive subcommands, what push needs (PR, Merge for protected branches, Release for
 //! tags), what reads only.
 
-use super::effects::Effects;
+use super::effects_types::Effects;
 use super::unwrap::Command;
 use crate::reasons::*;
 use crate::{AutonomyLevel, RiskLevel};
@@ -248,7 +248,7 @@ pub fn git(c: &Command, e: &mut Effects, current_branch: &dyn Fn() -> Option<Str
             }
             for f in files.into_iter().filter(|f| f != "." && f != ":/") {
                 let path = if base == "." { f } else { format!("{}/{f}", base.trim_end_matches('/')) };
-                e.stages.push(super::effects::Target { path, dynamic: false, broad: None });
+                e.stages.push(super::effects_types::Target { path, dynamic: false, broad: None });
             }
         }
         _ => {}
@@ -278,7 +278,7 @@ fn repository_writes(c: &Command, sub: &str, rest: &[String], e: &mut Effects) {
             let ops: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
             if let Some((dest, srcs)) = ops.split_last() {
                 for s in srcs {
-                    e.deletes.push(super::effects::Target { path: join(s), dynamic: false, broad: None });
+                    e.deletes.push(super::effects_types::Target { path: join(s), dynamic: false, broad: None });
                 }
                 e.write_text(&join(dest));
             }
@@ -301,7 +301,7 @@ fn repository_writes(c: &Command, sub: &str, rest: &[String], e: &mut Effects) {
             }
             for f in rest.iter().filter(|a| !a.starts_with('-')) {
                 if !cached {
-                    e.deletes.push(super::effects::Target { path: join(f), dynamic: false, broad: None });
+                    e.deletes.push(super::effects_types::Target { path: join(f), dynamic: false, broad: None });
                 }
             }
             e.write_text(&join(".git"));

@@ -2,7 +2,7 @@
 //! files, reverse shells).
 
 use super::args::{Spec, parse};
-use super::effects::Effects;
+use super::effects_types::Effects;
 use super::unwrap::Command;
 use crate::reasons::*;
 use crate::{AutonomyLevel, RiskLevel};

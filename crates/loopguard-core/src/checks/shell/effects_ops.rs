@@ -3,7 +3,7 @@
 //! shape — forges, publishing, cloud CLIs, Kubernetes, containers, services, firewalls — is in the
 //! packs (`crates/loopguard-core/packs/`, `crate::packs`).
 
-use super::effects::Effects;
+use super::effects_types::Effects;
 use super::unwrap::Command;
 use crate::reasons::*;
 use crate::{AutonomyLevel, RiskLevel};

@@ -8,8 +8,10 @@ pub mod effects;
 mod effects_git;
 mod effects_net;
 mod effects_ops;
+mod effects_types;
 mod lex;
 pub mod opaque;
+mod programs;
 mod unwrap;
 
 pub use effects::{DestructiveOperation, Effects, Target};

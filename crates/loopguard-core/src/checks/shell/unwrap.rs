@@ -368,7 +368,7 @@ const DATA_PROGRAMS: &[&str] = &[
 /// Whether a word names a shell or an interpreter.
 fn is_code_program(t: &str) -> bool {
     let b = basename(t);
-    SHELLS.contains(&b) || super::effects::is_interpreter(b)
+    SHELLS.contains(&b) || super::programs::is_interpreter(b)
 }
 
 /// Skips a wrapper's options. `with_value` lists the options that take a value: as the next
@@ -778,7 +778,7 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     if STRING_RUNNERS.contains(&program) {
         string_scripts(cmd, home, depth, out)?;
     }
-    if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || super::effects::is_interpreter(program) {
+    if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || super::programs::is_interpreter(program) {
         return Ok(());
     }
     // A command inside the arguments: after `--` or at the first known program for the programs
