@@ -10,6 +10,7 @@
 //! [`KEYWORDS`]) and never on the whole text, so its cost follows the number of hits.
 
 use crate::rules::Severity;
+use crate::values::decode_base64;
 use std::ops::Range;
 
 /// Lowercase literals inside the *name* of a contextual secret: a hit is looked at as the
@@ -1946,7 +1947,7 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
         NameClass::WeakKey if has_hex_run(v, 32) => None,
         NameClass::WeakKey => {
             let hexy = v.chars().all(|c| c.is_ascii_hexdigit());
-            (v.len() >= 20 && !hexy && !is_uuid(v) && classes(v) >= 3 && crate::scanner::shannon(v) >= 3.8)
+            (v.len() >= 20 && !hexy && !is_uuid(v) && classes(v) >= 3 && crate::values::shannon(v) >= 3.8)
                 .then_some(&WEAK_KEY)
         }
     }
@@ -2012,7 +2013,7 @@ pub(crate) fn looks_random(v: &str) -> bool {
     if n < 8 {
         return false;
     }
-    let e = crate::scanner::shannon(v);
+    let e = crate::values::shannon(v);
     let hex = v.chars().all(|c| c.is_ascii_hexdigit());
     if hex {
         return n >= 16
@@ -2211,7 +2212,7 @@ fn is_email(v: &str) -> bool {
 
 /// Placeholders, templates and masked values.
 pub(crate) fn is_placeholder(s: &str) -> bool {
-    crate::scanner::is_placeholder(s)
+    crate::values::is_placeholder(s)
 }
 
 /// Kubernetes Secret manifests (YAML or JSON): every `data:` value is base64 of a secret.
@@ -2264,32 +2265,6 @@ pub(crate) fn k8s_secret_data(text: &str, window: Range<usize>, inner: &dyn Fn(&
             out.push(Found { span: at..at + v.len(), kind: &K8S_SECRET });
         }
     }
-}
-
-/// Standard or URL-safe base64, padded or not; `None` if it is not.
-pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let s = s.trim_end_matches('=');
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod gitleaks;
 mod rules;
 pub mod ruleset;
 mod scanner;
+mod values;
 
 pub use context::{KINDS as CONTEXT_KINDS, Kind as ContextKind, NameClass, classify_name, is_secret_name};
 pub use rules::{BUILTIN_RULES, Rule, Severity};
