@@ -211,7 +211,7 @@ pub struct PathRules {
 
 impl PathRules {
     /// Compiles the `[paths]` lists (invalid patterns were already rejected when the policy loaded).
-    pub fn new(lists: &crate::policy::PathLists) -> Self {
+    pub fn new(lists: &crate::policy::model::PathLists) -> Self {
         let denylist: Vec<String> =
             lists.denylist.iter().filter(|p| !(lists.migration_session && p.contains("migrations"))).cloned().collect();
         let protected: Vec<String> = SELF_PROTECTED.iter().map(|s| s.to_string()).collect();
@@ -268,9 +268,9 @@ mod tests {
         assert_eq!(longest_literal("k8s/production/**").as_deref(), Some("k8s/production/"));
     }
 
-    fn lists(deny: &[&str], secret: &[&str], except: &[&str]) -> crate::policy::PathLists {
+    fn lists(deny: &[&str], secret: &[&str], except: &[&str]) -> crate::policy::model::PathLists {
         let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect();
-        crate::policy::PathLists {
+        crate::policy::model::PathLists {
             denylist: v(deny),
             secret_read: v(secret),
             secret_read_except: v(except),

@@ -3,7 +3,7 @@
 //! Written by hand: the shape language is small (words, flags, argument globs, one regex over the
 //! command's text) and must cost almost nothing per command; regexes use the `regex` crate.
 
-use crate::checks::shell::Command;
+use crate::checks::shell::unwrap::Command;
 use regex::Regex;
 
 /// Patterns longer than this are refused (a word pattern may list many alternatives).
@@ -76,7 +76,7 @@ impl<'c> Operands<'c> {
 
     /// The words only known at run time that are not the value of a known option (`--profile
     /// "$P"`) nor attached to one (`-chdir="$DIR"`).
-    fn runtime_words<'w>(&'w self, c: &'w Command) -> impl Iterator<Item = &'w crate::checks::shell::Word> + 'w {
+    fn runtime_words<'w>(&'w self, c: &'w Command) -> impl Iterator<Item = &'w crate::checks::shell::lex::Word> + 'w {
         c.args.iter().enumerate().filter_map(move |(i, w)| {
             (w.dynamic
                 && !self.consumed.get(i).copied().unwrap_or(false)

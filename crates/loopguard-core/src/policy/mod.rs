@@ -7,6 +7,7 @@
 
 /// Policy diagnostics (file:line:col) and their rendering.
 pub mod diag;
+pub mod model;
 mod read;
 mod read_breakers;
 mod reader;
@@ -19,8 +20,8 @@ use crate::checks::shell;
 use crate::{AutonomyLevel, Verdict};
 pub use diag::{Diagnostic, PolicyError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+pub use model::{CommandRule, LayerKind, PathLists};
 use read::{Layer, read_layer};
-use reader::At;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -29,60 +30,6 @@ pub const BUILTIN_TOML: &str = include_str!("default-policy.toml");
 
 /// Policy files larger than this are refused.
 pub const MAX_POLICY_BYTES: u64 = 1024 * 1024;
-
-/// Which layer a setting came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LayerKind {
-    /// Compiled in.
-    Builtin,
-    /// `~/.config/loopguard/policy.toml`: the human's own.
-    User,
-    /// `.loopguard/policy.toml` in the repository: agent-writable, so tighten only.
-    Project,
-    /// The project policy whose exact content a human approved (`loopguard approve`): it may
-    /// loosen rules like the user's own, for as long as its hash stays the approved one.
-    ApprovedProject,
-}
-
-impl LayerKind {
-    /// The stable name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LayerKind::Builtin => "built-in",
-            LayerKind::User => "user",
-            LayerKind::Project => "project",
-            LayerKind::ApprovedProject => "project (approved)",
-        }
-    }
-}
-
-/// A policy rule over shell commands: a program with flags and arguments → ask or deny.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandRule {
-    pub(crate) code: At<String>,
-    /// The program name (basename) the rule applies to.
-    pub program: String,
-    /// Flags that must all be present: a letter (`r` matches `-r`, `-rf`) or a long flag (`--force`).
-    pub flags: Vec<String>,
-    /// Arguments that must all be present as words after the program.
-    pub args: Vec<String>,
-    /// Ask or deny.
-    pub verdict: Verdict,
-    /// Told to the agent.
-    pub message: String,
-    pub(crate) examples_match: Vec<At<String>>,
-    pub(crate) examples_not_match: Vec<At<String>>,
-    /// The layer it came from.
-    pub origin: LayerKind,
-    pub(crate) file: PathBuf,
-}
-
-impl CommandRule {
-    /// The rule's own reason code.
-    pub fn code(&self) -> &str {
-        &self.code.value
-    }
-}
 
 /// A tool entry of the `[tools]` table after merging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,19 +142,6 @@ impl Default for BreakerConfig {
             dual_control: Vec::new(),
         }
     }
-}
-
-/// The `[paths]` lists after merging.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PathLists {
-    /// Modifying or staging these halts the run.
-    pub denylist: Vec<String>,
-    /// Reading these is a credential read.
-    pub secret_read: Vec<String>,
-    /// Exceptions to `secret_read`.
-    pub secret_read_except: Vec<String>,
-    /// A human-supervised migration session: `**/migrations/**` is not denylisted.
-    pub migration_session: bool,
 }
 
 impl Policy {

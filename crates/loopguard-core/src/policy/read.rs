@@ -1,8 +1,9 @@
 //! Reading one policy layer from TOML text, with spans, collecting every problem.
 
 use super::diag::Diagnostic;
-use super::reader::{At, Reader};
-use super::{CommandRule, LayerKind};
+use super::model::At;
+use super::model::{CommandRule, LayerKind};
+use super::reader::Reader;
 use crate::reasons::{CONFIGURABLE_RULES, is_builtin, is_kebab_case};
 use crate::{AutonomyLevel, Verdict};
 use std::ops::Range;

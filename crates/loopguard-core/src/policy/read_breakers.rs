@@ -1,7 +1,8 @@
 //! Reading `[breaker]`, `[[breakers]]`, `[prices]` and `[break_glass]` (see docs/breakers.md).
 
-use super::LayerKind;
-use super::reader::{At, Reader};
+use super::model::At;
+use super::model::LayerKind;
+use super::reader::Reader;
 use crate::breaker::profiles::Profile;
 use crate::breaker::usage::Price;
 use crate::breaker::{BreakerRule, ResetRule, Trigger, TripAction};

@@ -3,20 +3,13 @@
 //! The per-section readers (`read`, `read_breakers`) extend it and depend on this leaf, not on
 //! each other.
 
-use super::LayerKind;
 use super::diag::Diagnostic;
+use super::model::{At, LayerKind};
 use crate::Verdict;
 use std::ops::Range;
 use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
-
-/// A value and where it was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct At<T> {
-    pub value: T,
-    pub span: Range<usize>,
-}
 
 pub(crate) struct Reader<'a> {
     pub(crate) file: &'a Path,

@@ -9,7 +9,7 @@ use crate::reasons::*;
 use crate::{AutonomyLevel, RiskLevel};
 
 pub use super::effects_types::{DestructiveOperation, Effects, Target};
-pub use super::programs::is_interpreter;
+pub use super::programs::{FETCHERS, is_interpreter};
 
 /// Programs that only look.
 const OBSERVE: &[&str] = &[
@@ -133,10 +133,6 @@ const OBSERVE: &[&str] = &[
     "sed",
     "find",
 ];
-
-/// Programs that fetch from the network.
-pub const FETCHERS: &[&str] =
-    &["curl", "wget", "fetch", "http", "https", "aria2c", "lwp-request", "GET", "nc", "ncat", "netcat", "socat"];
 
 /// Whether a head is a decoder whose output could be hidden code.
 pub fn is_decoder(h: &Head) -> bool {

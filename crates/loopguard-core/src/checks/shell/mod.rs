@@ -9,18 +9,19 @@ mod effects_git;
 mod effects_net;
 mod effects_ops;
 mod effects_types;
-mod lex;
+pub(crate) mod lex;
 pub mod opaque;
 mod programs;
-mod unwrap;
+pub(crate) mod unwrap;
 
 pub use effects::{DestructiveOperation, Effects, Target};
 pub use effects_git::is_protected;
 pub use lex::{MAX_COMMAND_BYTES, MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
+pub(crate) use programs::{NETWORK_TOOLS, OFFLINE_PROGRAMS};
 pub use unwrap::{Command, Head, commands};
 
 use crate::checks::paths::{Access, PathValidator, resolve, resolve_under};
-use crate::policy::CommandRule;
+use crate::policy::model::CommandRule;
 use crate::reasons::*;
 use crate::{AutonomyLevel, Context, Finding, RiskLevel, Verdict};
 use std::cell::OnceCell;
@@ -251,225 +252,6 @@ fn local_dev_get(c: &Command, target: &str, method: Option<&str>) -> bool {
     plain && u.port().is_some_and(|p| p >= 1024 && !DAEMONS.contains(&p)) && matches!(u.scheme(), "http" | "https")
 }
 
-/// Programs that never need the network (for the sandbox's network default).
-const OFFLINE_PROGRAMS: &[&str] = &[
-    "",
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "sed",
-    "awk",
-    "gawk",
-    "cut",
-    "sort",
-    "uniq",
-    "wc",
-    "echo",
-    "printf",
-    "true",
-    "false",
-    "test",
-    "[",
-    "[[",
-    "mkdir",
-    "rm",
-    "rmdir",
-    "cp",
-    "mv",
-    "ln",
-    "touch",
-    "chmod",
-    "find",
-    "xargs",
-    "tr",
-    "tee",
-    "diff",
-    "cmp",
-    "comm",
-    "file",
-    "stat",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "pwd",
-    "cd",
-    "pushd",
-    "popd",
-    "date",
-    "sleep",
-    "jq",
-    "yq",
-    "less",
-    "more",
-    "column",
-    "paste",
-    "join",
-    "fold",
-    "fmt",
-    "nl",
-    "od",
-    "xxd",
-    "hexdump",
-    "base64",
-    "sha256sum",
-    "sha1sum",
-    "md5sum",
-    "cksum",
-    "tar",
-    "gzip",
-    "gunzip",
-    "zcat",
-    "bzip2",
-    "xz",
-    "unxz",
-    "zip",
-    "unzip",
-    "du",
-    "df",
-    "tree",
-    "env",
-    "printenv",
-    "export",
-    "set",
-    "unset",
-    "source",
-    ".",
-    "type",
-    "which",
-    "command",
-    "hash",
-    "history",
-    "alias",
-    "seq",
-    "expr",
-    "bc",
-    "rev",
-    "tac",
-    "split",
-    "csplit",
-    "shuf",
-    "truncate",
-    "install",
-    "patch",
-    "iconv",
-    "locale",
-    "uname",
-    "id",
-    "whoami",
-    "hostname",
-    "nproc",
-    "free",
-    "uptime",
-    "ps",
-    "kill",
-    "time",
-    "timeout",
-    "nice",
-    "wait",
-    "read",
-    "exit",
-    "return",
-    "shift",
-    "local",
-    "declare",
-    "typeset",
-    "readonly",
-    "let",
-    "eval",
-    "exec",
-    "trap",
-    "shopt",
-    "ulimit",
-    "umask",
-    "getopts",
-    "mktemp",
-    "sync",
-    "tput",
-    "clear",
-    "stty",
-    "cargo-fmt",
-    "rustfmt",
-    "gofmt",
-    "black",
-    "isort",
-    "ruff",
-    "prettier",
-    "eslint",
-    "shellcheck",
-    "clang-format",
-];
-
-/// Programs the analysis has rules for or knows as ordinary tools: where an argv runner's
-/// command starts.
-pub(crate) fn known_program(p: &str) -> bool {
-    // Words that are common option values too are not taken as a program.
-    !matches!(p, "" | "." | "[" | "[[" | "test" | "true" | "false" | "time" | "date" | "file" | "type" | "set" | "read")
-        && OFFLINE_PROGRAMS.contains(&p)
-        || (!p.is_empty() && NETWORK_TOOLS.contains(&p))
-        || effects::FETCHERS.contains(&p)
-        || unwrap::SHELLS.contains(&p)
-        || effects::is_interpreter(p)
-        || matches!(
-            p,
-            "git"
-                | "dd"
-                | "mkfs"
-                | "shred"
-                | "chown"
-                | "rsync"
-                | "docker"
-                | "podman"
-                | "kubectl"
-                | "terraform"
-                | "make"
-                | "cargo"
-                | "npm"
-                | "node"
-                | "go"
-                | "sudo"
-                | "env"
-                | "nohup"
-                | "setsid"
-                | "xargs"
-                | "psql"
-                | "mysql"
-                | "redis-cli"
-                | "mongosh"
-                | "aws"
-                | "gcloud"
-                | "az"
-                | "helm"
-                | "pkill"
-                | "killall"
-                | "systemctl"
-                | "reboot"
-                | "shutdown"
-                | "iptables"
-                | "crontab"
-                | "at"
-                | "wipefs"
-                | "fdisk"
-                | "parted"
-                | "mount"
-                | "umount"
-                | "ln"
-                | "unlink"
-                | "sed"
-                | "perl"
-                | "python3"
-                | "python"
-        )
-        // Programs a built-in pack knows (`npx prisma migrate reset`, `op run -- restic forget`);
-        // not the SQL words of `sql-in-shell` (`poetry update` runs no program called update).
-        || crate::packs::BUILTIN_PACKS.iter().any(|b| b.id != "sql-in-shell" && b.programs.contains(&p))
-}
-
 /// Whether a command needs no network: an offline program, or local git.
 fn offline_command(c: &Command) -> bool {
     if c.program == "git" {
@@ -677,7 +459,7 @@ fn analyze_at(
         }
         a.opaque(c, rules, depth);
         a.note_recipe_writes(c, &effects);
-        a.downloaded |= effects::FETCHERS.contains(&c.program.as_str())
+        a.downloaded |= programs::FETCHERS.contains(&c.program.as_str())
             || (c.program == "git"
                 && c.git_subcommand().is_some_and(|(s, _)| matches!(s, "clone" | "pull" | "fetch" | "submodule")));
         if depth < 2 {
@@ -884,11 +666,6 @@ struct Analysis<'a> {
     /// Shell functions the line defines, with their bodies when they could be read.
     functions: Vec<(String, Option<String>)>,
 }
-
-const NETWORK_TOOLS: &[&str] = &[
-    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "telnet", "ftp", "mail", "mailx",
-    "sendmail", "http", "https", "aria2c",
-];
 
 impl Analysis<'_> {
     fn cwd(&self) -> &Path {
@@ -1141,7 +918,7 @@ impl Analysis<'_> {
         self.required = self.required.max(e.level);
         self.network |= !e.network.is_empty()
             || NETWORK_TOOLS.contains(&c.program.as_str())
-            || effects::FETCHERS.contains(&c.program.as_str());
+            || programs::FETCHERS.contains(&c.program.as_str());
         let program = c.program.clone();
         for t in &e.deletes {
             self.target(&program, t, true);
@@ -1174,7 +951,7 @@ impl Analysis<'_> {
             c.program.as_str(),
             "echo" | "printf" | "test" | "[" | "[[" | "cd" | "export" | "local" | "declare"
         ) && (c.dynamic_operands || c.args.iter().enumerate().any(|(k, w)| dynamic_file_word(c, k, w)))
-            && (effects::FETCHERS.contains(&c.program.as_str())
+            && (programs::FETCHERS.contains(&c.program.as_str())
                 || matches!(
                     c.program.as_str(),
                     "cat"
@@ -1272,7 +1049,7 @@ impl Analysis<'_> {
             ));
         }
         self.downloaded_code(c);
-        if effects::FETCHERS.contains(&program.as_str()) {
+        if programs::FETCHERS.contains(&program.as_str()) {
             let written: Vec<PathBuf> = e
                 .writes
                 .iter()
@@ -2041,7 +1818,7 @@ impl Analysis<'_> {
             && let Some(h) = c
                 .stdin_from
                 .iter()
-                .find(|h| effects::is_interpreter(&h.program) || unwrap::SHELLS.contains(&h.program.as_str()))
+                .find(|h| effects::is_interpreter(&h.program) || programs::SHELLS.contains(&h.program.as_str()))
         {
             self.hidden(
                 format!(
@@ -2105,7 +1882,7 @@ impl Analysis<'_> {
     /// Code that arrives from the network or out of a decoder and is executed.
     fn downloaded_code(&mut self, c: &Command) {
         let p = c.program.as_str();
-        let is_shell = unwrap::SHELLS.contains(&p);
+        let is_shell = programs::SHELLS.contains(&p);
         let is_interp = effects::is_interpreter(p);
         let is_eval = matches!(p, "eval" | "source" | ".");
         if !(is_shell || is_interp || is_eval) {
@@ -2288,7 +2065,7 @@ impl Analysis<'_> {
         let p = c.program.as_str();
         if unwrap::DATA_PROGRAMS_PUB.contains(&p)
             || SKIP.contains(&p)
-            || unwrap::SHELLS.contains(&p)
+            || programs::SHELLS.contains(&p)
             || effects::is_interpreter(p)
             || p.is_empty()
         {
@@ -2471,7 +2248,7 @@ impl Analysis<'_> {
                 return None;
             }
         }
-        if unwrap::SHELLS.contains(&p)
+        if programs::SHELLS.contains(&p)
             && c.redirects.iter().any(|r| {
                 r.kind == RedirectKind::Dup
                     && r.target.text.chars().all(|ch| ch.is_ascii_digit())
@@ -2483,7 +2260,7 @@ impl Analysis<'_> {
                 "`{p}` reads its commands from a duplicated descriptor (a pipe or socket)"
             )));
         }
-        let is_shell = unwrap::SHELLS.contains(&p);
+        let is_shell = programs::SHELLS.contains(&p);
         if !is_shell && !effects::is_interpreter(p) {
             return self.path_program(c, rules, depth);
         }

@@ -4,6 +4,8 @@
 //! the programs upstream in its pipeline, and the programs whose output makes each argument.
 
 use super::lex::{MAX_DEPTH, Redirect, RedirectKind, Segment, ShellError, Word, split_with_home};
+pub use super::programs::SHELLS;
+use super::programs::is_interpreter;
 
 /// A program and its arguments, wrappers stripped, nothing recursed into: enough to tell what
 /// produces a pipe's input or a substitution's value.
@@ -209,12 +211,6 @@ fn is_assignment(w: &Word) -> bool {
     }
 }
 
-/// Shells: `-c` takes a script string; with no script operand they read stdin.
-pub const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh", "oksh", "loksh", "osh",
-    "rbash", "pdksh", "ksh93",
-];
-
 /// Programs that run the rest of their arguments as a command after options of their own
 /// (`taskset -c 0 CMD…`, `op run -- CMD…`): the command starts after `--` if there is one, else
 /// at the first word that names a program the analysis knows.
@@ -368,7 +364,7 @@ const DATA_PROGRAMS: &[&str] = &[
 /// Whether a word names a shell or an interpreter.
 fn is_code_program(t: &str) -> bool {
     let b = basename(t);
-    SHELLS.contains(&b) || super::programs::is_interpreter(b)
+    SHELLS.contains(&b) || is_interpreter(b)
 }
 
 /// Skips a wrapper's options. `with_value` lists the options that take a value: as the next
@@ -717,9 +713,9 @@ fn unwrap_segment(
     // A wrapper's option the tables do not know may have taken a value (`time -f %e kubectl …`,
     // `stdbuf --output L docker …`): when the word found is no known program but one follows
     // within three words, that one is analysed too (stricter, never looser).
-    if !wrappers.is_empty() && !super::known_program(basename(&w.text)) {
+    if !wrappers.is_empty() && !super::programs::known_program(basename(&w.text)) {
         let next = (i + 1..words.len().min(i + 4))
-            .find(|&k| !words[k].text.starts_with('-') && super::known_program(basename(&words[k].text)));
+            .find(|&k| !words[k].text.starts_with('-') && super::programs::known_program(basename(&words[k].text)));
         if let Some(k) = next {
             let mut alt = make(&words[k].text, &words[k + 1..], words[k].dynamic, wrappers.clone());
             alt.assigns = assigns_before(i);
@@ -778,7 +774,7 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     if STRING_RUNNERS.contains(&program) {
         string_scripts(cmd, home, depth, out)?;
     }
-    if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || super::programs::is_interpreter(program) {
+    if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || is_interpreter(program) {
         return Ok(());
     }
     // A command inside the arguments: after `--` or at the first known program for the programs
@@ -818,7 +814,7 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
                 .position(|a| {
                     !a.text.starts_with('-')
                         && (is_code_program(&a.text)
-                            || super::known_program(basename(&a.text))
+                            || super::programs::known_program(basename(&a.text))
                             // A path names a program; a URI (`op://vault/item`) does not.
                             || (a.text.contains('/') && !a.text.contains("://")))
                 })

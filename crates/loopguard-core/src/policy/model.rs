@@ -1,0 +1,83 @@
+//! The policy's model types that the checks consume: the `[[commands]]` rule, the merged
+//! `[paths]` lists, a layer's kind, and a value with its span. A leaf: the checks import it,
+//! and it imports nothing of theirs, so configuration never depends on a check's implementation.
+
+use crate::Verdict;
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// A value and where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written (byte range in its file).
+    pub span: Range<usize>,
+}
+
+/// Which layer a setting came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LayerKind {
+    /// Compiled in.
+    Builtin,
+    /// `~/.config/loopguard/policy.toml`: the human's own.
+    User,
+    /// `.loopguard/policy.toml` in the repository: agent-writable, so tighten only.
+    Project,
+    /// The project policy whose exact content a human approved (`loopguard approve`): it may
+    /// loosen rules like the user's own, for as long as its hash stays the approved one.
+    ApprovedProject,
+}
+
+impl LayerKind {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerKind::Builtin => "built-in",
+            LayerKind::User => "user",
+            LayerKind::Project => "project",
+            LayerKind::ApprovedProject => "project (approved)",
+        }
+    }
+}
+
+/// A policy rule over shell commands: a program with flags and arguments → ask or deny.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRule {
+    pub(crate) code: At<String>,
+    /// The program name (basename) the rule applies to.
+    pub program: String,
+    /// Flags that must all be present: a letter (`r` matches `-r`, `-rf`) or a long flag (`--force`).
+    pub flags: Vec<String>,
+    /// Arguments that must all be present as words after the program.
+    pub args: Vec<String>,
+    /// Ask or deny.
+    pub verdict: Verdict,
+    /// Told to the agent.
+    pub message: String,
+    pub(crate) examples_match: Vec<At<String>>,
+    pub(crate) examples_not_match: Vec<At<String>>,
+    /// The layer it came from.
+    pub origin: LayerKind,
+    pub(crate) file: PathBuf,
+}
+
+impl CommandRule {
+    /// The rule's own reason code.
+    pub fn code(&self) -> &str {
+        &self.code.value
+    }
+}
+
+/// The `[paths]` lists after merging.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathLists {
+    /// Modifying or staging these halts the run.
+    pub denylist: Vec<String>,
+    /// Reading these is a credential read.
+    pub secret_read: Vec<String>,
+    /// Exceptions to `secret_read`.
+    pub secret_read_except: Vec<String>,
+    /// A human-supervised migration session: `**/migrations/**` is not denylisted.
+    pub migration_session: bool,
+}
