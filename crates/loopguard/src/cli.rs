@@ -1,0 +1,520 @@
+//! The command line: clap's types for every subcommand.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "loopguard", version, about = "Fail-closed safety gate for autonomous coding agents")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Answer a host's hook call (reads the event on stdin).
+    Hook(HookArgs),
+    /// Check or show the policy.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Verify or read the audit log.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Add loopguard's hooks to a host's settings (idempotent; keeps everything else).
+    Install(InstallArgs),
+    /// Scan files, stdin or a git diff for secrets (exit 1 when something new is found).
+    Scan(ScanArgs),
+    /// Check that loopguard is installed and working here.
+    Doctor,
+    /// Dry-run preview: what a tool call would do — a Write/Edit/MultiEdit's diff, or a command
+    /// run in a copy-on-write sandbox of the workspace (created, modified, deleted files with
+    /// diffs; writes outside the workspace blocked; no network). The workspace is untouched.
+    Preview(PreviewArgs),
+    /// Approve the control plane's hashes (operator only): policy files, the loopguard binary and
+    /// hook settings, `.claude/settings*.json`, `.mcp.json`, `.codex/`, `.gemini/`. Any later
+    /// change denies writes and trips the breaker until approved again.
+    Approve(ApproveArgs),
+    /// The success gate: re-run the verify commands, confirm nothing changed since the reviewed
+    /// commit (outside an allowed folder), and write a signed certification (operator only).
+    Certify(CertifyArgs),
+    /// The circuit breaker: status, check, reset (operator), trip, flush.
+    Breaker {
+        #[command(subcommand)]
+        command: BreakerCommand,
+    },
+    /// Operators: the humans who may reset breakers and break the glass.
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
+    /// Waive named rules or paths for a short time (operator only; never the backstops).
+    BreakGlass(BreakGlassArgs),
+    /// Yolo: approve the gate's asks automatically for a while (operator only; denies and
+    /// backstops still hold).
+    Yolo {
+        #[command(subcommand)]
+        command: YoloCommand,
+    },
+    /// Grants: pre-authorise a tool on a resource (operator only), list, revoke.
+    Grant {
+        #[command(subcommand)]
+        command: GrantCommand,
+    },
+    /// Run a command in the kernel sandbox: scrubbed environment, writes confined (Landlock),
+    /// network off unless --net, output redacted, exit code kept.
+    Exec(ExecArgs),
+    /// Fetch a URL safely: each host resolved once, every address checked, the connection pinned
+    /// to it, every redirect hop checked again, size and time capped. The body goes to stdout.
+    Fetch(FetchArgs),
+    /// Offline OSV advisories: import a snapshot, check a lockfile.
+    Advisories {
+        #[command(subcommand)]
+        command: AdvisoriesCommand,
+    },
+    /// Whether a change (`base..head`) is eligible for an automatic merge (exit 1 when not).
+    MergeCheck(MergeCheckArgs),
+    /// Replay a recorded agent session through the gate (needs no setup).
+    Demo,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Host {
+    /// Claude Code.
+    ClaudeCode,
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+pub struct InstallTarget {
+    /// The project's `.claude/settings.json` (the default).
+    #[arg(long)]
+    pub project: bool,
+    /// The user's `~/.claude/settings.json`.
+    #[arg(long)]
+    pub user: bool,
+    /// An explicit settings file.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum PolicyCommand {
+    /// Check policy files: one FILE, or every layer that applies to the current directory.
+    Check {
+        /// The file to check.
+        file: Option<PathBuf>,
+        /// Which layer FILE is (default: project when it is `.loopguard/policy.toml`, else user).
+        #[arg(long)]
+        layer: Option<LayerArg>,
+    },
+    /// List the packs (what the gate knows about programs): on or off, rule counts, source.
+    Packs {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+        /// Print docs/packs.md (the built-in packs and every rule) instead.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
+    },
+    /// Show the policy.
+    Show {
+        /// The merged policy of every layer for the current directory (the only view so far).
+        #[arg(long)]
+        effective: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    Human,
+    Json,
+    Sarif,
+}
+
+#[derive(Subcommand)]
+pub enum BreakerCommand {
+    /// Position, active trips with values and cooldowns, budget use (exit 1 when tripped).
+    Status {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exit 1 when the breaker is tripped, 0 when not (for harness scripts).
+    Check,
+    /// Clear trips and restart the run's counters (operator only).
+    Reset {
+        /// The operator resetting it.
+        #[arg(long)]
+        operator: String,
+        /// Why the run may go on: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Only clear trips of this trigger.
+        #[arg(long)]
+        trigger: Option<String>,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// Trip the breaker by hand.
+    Trip {
+        /// require_approval | pr_only | read_only | stop.
+        #[arg(long)]
+        to: String,
+        /// Why: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Carry out pending trip effects (revert, escalation) and deliver webhook events.
+    Flush {
+        /// Print nothing.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Print the webhook signing key (created on first use).
+    WebhookKey,
+}
+
+#[derive(Subcommand)]
+pub enum AdvisoriesCommand {
+    /// Import OSV records (crates.io, npm, PyPI, Go) from a directory (*.json, recursively) or a
+    /// zip archive (osv.dev's `all.zip`), replacing the store.
+    Import {
+        /// e.g. a checkout of the RustSec advisory database's OSV export, or osv.dev's
+        /// `<ecosystem>/all.zip`.
+        source: PathBuf,
+    },
+    /// Check manifests and lockfiles against the store: exit 1 when a dependency is affected,
+    /// 2 when there is no data or a file cannot be read.
+    Check {
+        /// Cargo.toml, Cargo.lock, package.json, package-lock.json, yarn.lock, pnpm-lock.yaml,
+        /// requirements*.txt, pyproject.toml, poetry.lock, uv.lock, Pipfile.lock or go.mod
+        /// (default: every one of them in the current directory).
+        files: Vec<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum YoloCommand {
+    /// Switch yolo on for a while.
+    On {
+        /// The operator switching it on.
+        #[arg(long)]
+        operator: String,
+        /// How long (required; at most break_glass.max).
+        #[arg(long = "for")]
+        duration: String,
+        /// Why: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// Switch yolo off now (audits what it approved).
+    Off,
+}
+
+#[derive(Subcommand)]
+pub enum GrantCommand {
+    /// Pre-authorise a tool (name or glob) on a resource glob, here or for one session.
+    Add {
+        /// The operator granting it.
+        #[arg(long)]
+        operator: String,
+        /// Tool name or glob (`Bash`, `mcp__github__*`).
+        #[arg(long)]
+        tool: String,
+        /// Resource glob: a path for file tools, the command for Bash, the URL for WebFetch.
+        #[arg(long)]
+        resource: Option<String>,
+        /// How long (e.g. 2h); without it the grant lasts until revoked.
+        #[arg(long = "for")]
+        duration: Option<String>,
+        /// Only this host session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Why: recorded in the audit log.
+        #[arg(long)]
+        reason: String,
+        /// Allow a grant of any tool on any resource.
+        #[arg(long)]
+        allow_broad: bool,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+    /// The grants in force here (policy and workspace), with warnings about broad ones.
+    List,
+    /// Remove a workspace grant.
+    Revoke {
+        /// The grant id.
+        id: i64,
+        /// The operator revoking it.
+        #[arg(long)]
+        operator: String,
+        /// Read the passphrase from stdin instead of the terminal.
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum OperatorCommand {
+    /// Create the first operator, or add one (`--by` an existing operator).
+    Init {
+        /// The new operator's name.
+        #[arg(long)]
+        name: String,
+        /// An existing operator authorising the addition.
+        #[arg(long)]
+        by: Option<String>,
+        /// Read passphrases from stdin (the existing operator's first, then the new one).
+        #[arg(long)]
+        passphrase_stdin: bool,
+    },
+}
+
+pub fn secrets(stdin: bool) -> loopguard::operator::Secrets {
+    if stdin {
+        loopguard::operator::Secrets::Stdin(Box::new(std::io::BufReader::new(std::io::stdin())))
+    } else {
+        loopguard::operator::Secrets::Terminal
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum LayerArg {
+    User,
+    Project,
+}
+
+#[derive(Subcommand)]
+pub enum AuditCommand {
+    /// Verify the hash chain, the head anchor and every signed checkpoint; names the first
+    /// problem (exit 1 when any log is tampered with).
+    Verify {
+        #[command(flatten)]
+        which: LogSelect,
+    },
+    /// Sign a checkpoint over the log as it is now (Ed25519 over its size, chain head and
+    /// Merkle root; also written at every session end).
+    Checkpoint {
+        #[command(flatten)]
+        which: LogSelect,
+    },
+    /// Counts by decision, reason and kind, sessions, time span, checkpoints and integrity.
+    Summary {
+        #[command(flatten)]
+        which: LogSelect,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The whole log, its checkpoints, the public key and the verification result as one JSON
+    /// document, to keep somewhere else.
+    Export {
+        #[command(flatten)]
+        which: LogSelect,
+        /// JSON output (the only format).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the last events.
+    Tail {
+        #[command(flatten)]
+        which: LogSelect,
+        /// How many events.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        lines: usize,
+        /// One JSON event per line, as stored.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+#[group(multiple = false)]
+pub struct LogSelect {
+    /// A log file (default: the current workspace's log).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Every log in the state home (the break-glass log included).
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `loopguard hook`'s arguments.
+#[derive(Args)]
+pub struct HookArgs {
+    /// The host whose protocol to speak.
+    pub host: Host,
+    /// Answer with a deny if no decision is made within this many milliseconds.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub deadline_ms: u64,
+}
+
+/// `loopguard install`'s arguments.
+#[derive(Args)]
+pub struct InstallArgs {
+    /// The host.
+    pub host: Host,
+    #[command(flatten)]
+    pub target: InstallTarget,
+    /// Print the resulting settings instead of writing them.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `loopguard scan`'s arguments.
+#[derive(Args)]
+pub struct ScanArgs {
+    /// Files and directories to scan (`-` is stdin); the current directory by default.
+    pub paths: Vec<PathBuf>,
+    /// Scan the lines a git range adds (e.g. `main..HEAD`).
+    #[arg(long, value_name = "RANGE", conflicts_with_all = ["staged", "paths"])]
+    pub git_diff: Option<String>,
+    /// Scan what is staged for the next commit.
+    #[arg(long, conflicts_with = "paths")]
+    pub staged: bool,
+    /// Also scan files .gitignore excludes.
+    #[arg(long)]
+    pub all: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: FormatArg,
+    /// Accept the fingerprints in this file (`{"fingerprints": [...]}`).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write every current finding's fingerprint to this file (to accept them).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// A gitleaks configuration (default: `.gitleaks.toml` in the current directory, if any).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// `loopguard preview`'s arguments.
+#[derive(Args)]
+pub struct PreviewArgs {
+    /// A shell command to preview.
+    #[arg(long, conflicts_with = "call")]
+    pub command: Option<String>,
+    /// A tool call as JSON (`{"tool_name": …, "tool_input": …}`), or `-` to read tool calls
+    /// from stdin, one JSON object per line (previewed together, in order).
+    #[arg(long)]
+    pub call: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+    /// Time limit for a simulated command, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout_ms: u64,
+}
+
+/// `loopguard approve`'s arguments.
+#[derive(Args)]
+pub struct ApproveArgs {
+    /// The approving operator.
+    #[arg(long, required_unless_present = "status")]
+    pub operator: Option<String>,
+    /// Why: recorded in the approval and the audit log.
+    #[arg(long, required_unless_present = "status")]
+    pub reason: Option<String>,
+    /// Read the passphrase from stdin instead of the terminal.
+    #[arg(long)]
+    pub passphrase_stdin: bool,
+    /// Only show whether the control plane still matches its approval (exit 1 on drift).
+    #[arg(long)]
+    pub status: bool,
+}
+
+/// `loopguard certify`'s arguments.
+#[derive(Args)]
+pub struct CertifyArgs {
+    /// The commit a human reviewed.
+    #[arg(long, required_unless_present = "check")]
+    pub reviewed_head: Option<String>,
+    /// A verify command, run with `bash -c` in the workspace (repeatable; all must pass).
+    #[arg(long = "verify", required_unless_present = "check")]
+    pub verify: Vec<String>,
+    /// A folder where changes since the reviewed commit are allowed (repeatable).
+    #[arg(long = "allow-dir")]
+    pub allow_dirs: Vec<String>,
+    /// The run being certified (default: the newest session in the audit log).
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// The certifying operator.
+    #[arg(long, required_unless_present = "check")]
+    pub operator: Option<String>,
+    /// Read the passphrase from stdin instead of the terminal.
+    #[arg(long)]
+    pub passphrase_stdin: bool,
+    /// Re-check an existing certification: CERTIFIED, or BLOCKED with why (exit 1).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `loopguard break-glass`'s arguments.
+#[derive(Args)]
+pub struct BreakGlassArgs {
+    /// The operator(s) authorising it (two when the policy demands dual control).
+    #[arg(long = "operator", required = true)]
+    pub operators: Vec<String>,
+    /// What is waived: `rule:CODE` or `path:GLOB` (repeatable).
+    #[arg(long, required = true)]
+    pub scope: Vec<String>,
+    /// How long (e.g. 30m; default and maximum from the policy's [break_glass]).
+    #[arg(long = "for")]
+    pub duration: Option<String>,
+    /// Why: recorded in the audit logs and STATE.md.
+    #[arg(long)]
+    pub reason: String,
+    /// Read the passphrase(s) from stdin, one line each, instead of the terminal.
+    #[arg(long)]
+    pub passphrase_stdin: bool,
+}
+
+/// `loopguard exec`'s arguments.
+#[derive(Args)]
+pub struct ExecArgs {
+    /// workspace-write (the workspace roots and temp) or read-only.
+    #[arg(long, default_value = "workspace-write")]
+    pub profile: String,
+    /// Allow TCP connections and binds.
+    #[arg(long)]
+    pub net: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    pub argv: Vec<String>,
+}
+
+/// `loopguard fetch`'s arguments.
+#[derive(Args)]
+pub struct FetchArgs {
+    /// The URL (http or https).
+    pub url: String,
+    /// Largest body accepted.
+    #[arg(long, default_value_t = 10 << 20)]
+    pub max_bytes: u64,
+    /// Give up after this long (e.g. 30s).
+    #[arg(long, default_value = "30s")]
+    pub timeout: String,
+}
+
+/// `loopguard merge-check`'s arguments.
+#[derive(Args)]
+pub struct MergeCheckArgs {
+    /// The range, e.g. `main..HEAD`.
+    pub range: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}

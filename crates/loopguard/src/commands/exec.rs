@@ -1,0 +1,144 @@
+use super::*;
+
+pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
+    let ExecArgs { profile, net, argv } = args;
+    let profile = loopguard::exec::Profile::parse(&profile)
+        .ok_or_else(|| format!("--profile must be workspace-write or read-only, found `{profile}`"))?;
+    let workspace = env.workspace_for(&cwd()?);
+    let policy = loopguard::effective::load(env, &workspace).map_err(|e| format!("the policy does not load: {e}"))?;
+    let revoked = env
+        .state_home()
+        .ok()
+        .and_then(|s| loopguard::hot::read(&s, &state::workspace_key(&workspace)).ok())
+        .is_some_and(|d| d.ws.revoked.is_some());
+    let roots = loopguard::exec::roots(&workspace, policy.extra_roots());
+    let (names, file) = policy.exec_canaries();
+    let canaries = if names.is_empty() && !file {
+        Vec::new()
+    } else {
+        let state = env.state_home()?;
+        loopguard::exec::plant_canaries(
+            &state,
+            &state::workspace_key(&workspace),
+            names,
+            file,
+            loopguard::effects::now(),
+        )?
+    };
+    let mut mounts =
+        loopguard::exec::Mounts::default_profile(env.home.as_deref(), &roots, env.state_home().ok().as_deref());
+    mounts.hide.extend(env.user_policy().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
+    mounts.settle(&roots);
+    let caches = loopguard::exec::caches(env.home.as_deref());
+    let code = loopguard::exec::run(
+        profile,
+        net,
+        &roots,
+        &caches,
+        &mounts,
+        policy.exec_env_allow(),
+        revoked,
+        canaries,
+        policy.exec_unenforced_ask(),
+        &argv,
+    )?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
+pub(crate) fn inner(args: &[String]) -> ExitCode {
+    let mut profile = None;
+    let (mut net, mut roots, mut tmp, mut ask) = (false, Vec::new(), None, false);
+    let mut writable = Vec::new();
+    let mut mounts = loopguard::exec::Mounts::default();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--profile" => {
+                profile = args.get(i + 1).and_then(|p| loopguard::exec::Profile::parse(p));
+                i += 2;
+            }
+            "--net" => {
+                net = true;
+                i += 1;
+            }
+            "--unenforced-ask" => {
+                ask = true;
+                i += 1;
+            }
+            "--root" => {
+                roots.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--tmp" => {
+                tmp = args.get(i + 1).map(PathBuf::from);
+                i += 2;
+            }
+            "--write" => {
+                writable.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--hide" => {
+                mounts.hide.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--ro" => {
+                mounts.read_only.extend(args.get(i + 1).map(PathBuf::from));
+                i += 2;
+            }
+            "--" => break,
+            _ => {
+                eprintln!("loopguard exec: bad internal arguments");
+                return ExitCode::from(126);
+            }
+        }
+    }
+    let Some(profile) = profile else {
+        eprintln!("loopguard exec: bad internal arguments");
+        return ExitCode::from(126);
+    };
+    match loopguard::exec::inner(
+        profile,
+        net,
+        &roots,
+        tmp.as_deref(),
+        &writable,
+        &mounts,
+        ask,
+        args.get(i + 1..).unwrap_or(&[]),
+    ) {
+        Ok(never) => match never {},
+        Err(e) => {
+            eprintln!("loopguard exec: {e}");
+            ExitCode::from(126)
+        }
+    }
+}
+
+/// `[--profile P | --profile=P] [--net] -- CMD…` → `Command::Exec`; `None` for any other form
+/// (help, a repeated flag, no `--`), which clap then parses or rejects.
+pub(crate) fn fast_args(args: &[String]) -> Option<Command> {
+    let (mut profile, mut net) = (None, false);
+    let mut i = 0;
+    loop {
+        let a = args.get(i)?.as_str();
+        match a {
+            "--" => break,
+            "--net" if !net => net = true,
+            "--profile" if profile.is_none() => {
+                i += 1;
+                profile = Some(args.get(i)?.clone());
+            }
+            _ => match a.strip_prefix("--profile=") {
+                Some(p) if profile.is_none() => profile = Some(p.to_string()),
+                _ => return None,
+            },
+        }
+        i += 1;
+    }
+    let argv = args[i + 1..].to_vec();
+    if argv.is_empty() {
+        return None;
+    }
+    Some(Command::Exec(ExecArgs { profile: profile.unwrap_or_else(|| "workspace-write".into()), net, argv }))
+}

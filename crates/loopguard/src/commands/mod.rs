@@ -1,0 +1,67 @@
+//! One file per subcommand: each `run` takes its parsed arguments and the environment, prints
+//! its report and returns the exit code.
+
+mod advisories;
+mod approve;
+mod audit;
+mod break_glass;
+mod breaker;
+mod certify;
+pub(crate) mod exec;
+mod fetch;
+mod grant;
+pub(crate) mod hook;
+mod install;
+mod merge_check;
+mod operator;
+mod policy;
+mod preview;
+mod scan;
+mod yolo;
+
+pub(crate) use crate::cli::*;
+pub(crate) use loopguard::state::{self, Env};
+pub(crate) use loopguard_core::Policy;
+pub(crate) use loopguard_core::policy::{LayerKind, diag};
+pub(crate) use std::path::PathBuf;
+pub(crate) use std::process::ExitCode;
+pub(crate) use std::time::Duration;
+
+/// Runs a parsed command line (everything but `hook`, which `main` answers itself).
+pub fn run(cli: Cli) -> Result<ExitCode, String> {
+    let env = Env::from_process();
+    match cli.command {
+        Command::Hook(_) => Ok(ExitCode::from(2)),
+        Command::Policy { command } => policy::run(&env, command),
+        Command::Audit { command } => audit::run(&env, command),
+        Command::Install(args) => install::run(&env, args),
+        Command::Scan(args) => scan::run(args),
+        Command::Breaker { command } => breaker::run(&env, command),
+        Command::Operator { command } => operator::run(&env, command),
+        Command::BreakGlass(args) => break_glass::run(&env, args),
+        Command::Preview(args) => preview::run(&env, args),
+        Command::Approve(args) => approve::run(&env, args),
+        Command::Certify(args) => certify::run(&env, args),
+        Command::Advisories { command } => advisories::run(&env, command),
+        Command::Yolo { command } => yolo::run(&env, command),
+        Command::Grant { command } => grant::run(&env, command),
+        Command::Exec(args) => exec::run(&env, args),
+        Command::Fetch(args) => fetch::run(args),
+        Command::MergeCheck(args) => merge_check::run(&env, args),
+        Command::Doctor => {
+            let report = loopguard::doctor::run(&env, &cwd()?);
+            print!("{}", report.render());
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Demo => {
+            let mut out = std::io::stdout().lock();
+            let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+/// The current directory.
+pub(crate) fn cwd() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+}
