@@ -1,0 +1,126 @@
+//! `loopguard grant add|list|revoke`.
+
+use super::*;
+
+/// `grant add`: a human pre-authorises a tool on a resource in this workspace (or one session),
+/// for a while. Needs an operator's passphrase. Over-broad grants are refused unless `broad`.
+#[allow(clippy::too_many_arguments)] // one per flag
+pub fn grant_add(
+    t: &Target,
+    operator: &str,
+    tool: &str,
+    resource: Option<&str>,
+    duration: Option<&str>,
+    session: Option<&str>,
+    reason: &str,
+    broad: bool,
+    secrets: &mut Secrets,
+) -> Result<String, String> {
+    use loopguard_core::permissions::{GrantScope, PermissionGrant};
+    if reason.trim().is_empty() {
+        return Err("--reason must say why".into());
+    }
+    for (what, g) in [("--tool", Some(tool)), ("--resource", resource)] {
+        if let Some(g) = g {
+            globset::Glob::new(g).map_err(|e| format!("{what} `{g}` is not a valid glob: {e}"))?;
+        }
+    }
+    let secs = duration
+        .map(|d| {
+            loopguard_core::policy::parse_duration(d).ok_or_else(|| format!("--for `{d}` is not a duration like 2h"))
+        })
+        .transpose()?;
+    let mut store = t.store()?;
+    operator::authenticate(&mut store, &[operator.to_string()], secrets, "grant")?;
+    drop(store);
+    let n = now();
+    let mut g = PermissionGrant {
+        id: 0,
+        tool: tool.to_string(),
+        resource: resource.map(str::to_string),
+        scope: session.map_or(GrantScope::Repo, |s| GrantScope::Session(s.to_string())),
+        expires_at: secs.map(|s| n.saturating_add(i64::try_from(s).unwrap_or(i64::MAX))),
+        created_at: n,
+        created_by: operator.to_string(),
+        reason: reason.to_string(),
+    };
+    if g.is_over_broad() && !broad {
+        return Err(format!(
+            "a grant of `{tool}` on any resource allows everything the gate would ask about; narrow it, or pass --allow-broad"
+        ));
+    }
+    let id = hot::write(&t.state, &t.key, |tx| {
+        let mut doc = tx.doc();
+        doc.ws.next_grant += 1;
+        g.id = doc.ws.next_grant;
+        doc.ws.grants.retain(|x| x.expires_at.is_none_or(|e| e > n));
+        doc.ws.grants.push(g.clone());
+        Ok(g.id)
+    })?;
+    let mut e = NewEvent::new("", EventKind::GrantAdded);
+    e.details = Some(json!({ "grant": g, "actor": actor() }));
+    t.log().append(e).map_err(|e| format!("grant #{id} made, but the audit event failed: {e}"))?;
+    let warn = if g.is_over_broad() { " (over-broad: it allows everything the gate would ask about)" } else { "" };
+    Ok(format!(
+        "grant #{id}: {tool}{} {}{warn}\n",
+        resource.map(|r| format!(" on {r}")).unwrap_or_default(),
+        g.expires_at.map_or("until revoked".to_string(), |e| format!("until {}", time(e)))
+    ))
+}
+
+/// `grant list`: the grants in force here (policy and workspace).
+pub fn grant_list(env: &Env, t: &Target) -> Result<String, String> {
+    let policy = policy(env, t)?;
+    let doc = hot::read(&t.state, &t.key)?;
+    let n = now();
+    let store = loopguard_core::permissions::PermissionStore {
+        grants: policy.grants().iter().chain(&doc.ws.grants).cloned().collect(),
+        revoked_at: doc.ws.revoked.as_ref().map(|r| r.0),
+    };
+    let mut out = String::new();
+    for g in &store.grants {
+        let state = if g.expires_at.is_some_and(|e| n >= e) {
+            "expired".to_string()
+        } else if g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r) {
+            "revoked by a breaker trip".to_string()
+        } else {
+            g.expires_at.map_or("in force".to_string(), |e| format!("in force until {}", time(e)))
+        };
+        out.push_str(&format!(
+            "#{} {}{} [{:?}] by {}: {} — {state}\n",
+            g.id,
+            g.tool,
+            g.resource.as_deref().map(|r| format!(" on {r}")).unwrap_or_default(),
+            g.scope,
+            g.created_by,
+            g.reason
+        ));
+    }
+    for w in store.warnings() {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    if out.is_empty() {
+        out.push_str("no grants\n");
+    }
+    Ok(out)
+}
+
+/// `grant revoke ID`: removes a workspace grant (operator only).
+pub fn grant_revoke(t: &Target, operator: &str, id: i64, secrets: &mut Secrets) -> Result<String, String> {
+    let mut store = t.store()?;
+    operator::authenticate(&mut store, &[operator.to_string()], secrets, "grant revoke")?;
+    drop(store);
+    let removed = hot::write(&t.state, &t.key, |tx| {
+        let mut doc = tx.doc();
+        let before = doc.ws.grants.len();
+        doc.ws.grants.retain(|g| g.id != id);
+        Ok(before != doc.ws.grants.len())
+    })?;
+    if !removed {
+        return Err(format!("no workspace grant #{id} (policy grants are removed from the policy file)"));
+    }
+    let mut e = NewEvent::new("", EventKind::GrantRevoked);
+    e.details = Some(json!({ "grant": id, "operator": operator, "actor": actor() }));
+    let _ = t.log().append(e);
+    Ok(format!("grant #{id} revoked\n"))
+}
