@@ -34,4 +34,23 @@ for tool in unshare ip python3 timeout git; do
 done
 unshare -rn true || { echo "scripts/test.sh: unprivileged network namespaces (unshare -rn) are required" >&2; exit 1; }
 
-cargo test --workspace "$@"
+# The module graph stays acyclic and no new function grows past 80 lines (scripts/structure.py).
+python3 scripts/structure.py cycles
+python3 scripts/structure.py fn-lengths --allow scripts/long-functions.txt >/dev/null \
+  || { python3 scripts/structure.py fn-lengths --allow scripts/long-functions.txt; exit 1; }
+
+# Every insta snapshot file must be one a test still asserts against (what `cargo insta test
+# --unreferenced=reject` checks): insta lists each snapshot it reads into this file.
+refs=$(mktemp)
+trap 'rm -f "$refs"' EXIT
+INSTA_SNAPSHOT_REFERENCES_FILE="$refs" cargo test --workspace "$@"
+if [ "$#" -eq 0 ]; then
+  unreferenced=$(find crates -path '*/snapshots/*.snap' -print | while read -r f; do
+    grep -qxF "$PWD/$f" "$refs" || echo "$f"
+  done)
+  if [ -n "$unreferenced" ]; then
+    echo "scripts/test.sh: snapshot files no test references (delete them or restore their test):" >&2
+    echo "$unreferenced" >&2
+    exit 1
+  fi
+fi
