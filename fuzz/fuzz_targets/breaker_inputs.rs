@@ -16,8 +16,10 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        let original = v.get("originalFile").and_then(serde_json::Value::as_str);
         for tool in ["Edit", "MultiEdit", "Write"] {
-            for t in pingpong::transitions(tool, &v, Some(&v)) {
+            let action = loopguard::hosts::claude_code::tools::action(tool, &v);
+            for t in pingpong::transitions(&action, original) {
                 assert_eq!(t.region.len(), 32);
             }
         }

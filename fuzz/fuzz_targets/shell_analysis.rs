@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let policy = Policy::builtin();
     let ws = std::path::Path::new("/nonexistent-fuzz/ws");
     let ctx = Context::new(ws).with_home(Some(std::path::Path::new("/nonexistent-fuzz/home")));
-    let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }), ws);
+    let call = ToolCall::new("Bash", loopguard_core::Action::Shell { command: cmd.to_string() }, serde_json::json!({ "command": cmd }), ws);
     let d = Gate::new(&policy).evaluate(&call, &ctx);
     if loopguard_core::checks::shell::split(cmd).is_err() {
         assert!(d.verdict() > loopguard_core::Verdict::Allow, "unparsable input allowed: {cmd:?}");

@@ -28,7 +28,12 @@ fn evaluate_bash(b: Bencher, cmd: &str) {
     let (d, ctx) = setup();
     let policy = Policy::builtin();
     let gate = Gate::new(&policy);
-    let call = ToolCall::new("Bash", json!({ "command": cmd }), d.path());
+    let call = ToolCall::new(
+        "Bash",
+        loopguard_core::Action::Shell { command: cmd.to_string() },
+        json!({ "command": cmd }),
+        d.path(),
+    );
     b.bench_local(|| black_box(gate.evaluate(black_box(&call), &ctx)));
 }
 
@@ -37,8 +42,10 @@ fn evaluate_write(b: Bencher) {
     let (d, ctx) = setup();
     let policy = Policy::builtin();
     let gate = Gate::new(&policy);
-    let call =
-        ToolCall::new("Write", json!({ "file_path": d.path().join("src/a/b/c/lib.rs"), "content": "x" }), d.path());
+    let path = d.path().join("src/a/b/c/lib.rs").display().to_string();
+    let action =
+        loopguard_core::Action::WriteFile { path: path.clone(), change: loopguard_core::Change::Whole("x".into()) };
+    let call = ToolCall::new("Write", action, json!({ "file_path": path, "content": "x" }), d.path());
     b.bench_local(|| black_box(gate.evaluate(black_box(&call), &ctx)));
 }
 

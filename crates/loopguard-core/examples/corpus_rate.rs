@@ -61,7 +61,12 @@ fn main() {
         let cols: Vec<&str> = line.splitn(4, '\t').collect();
         let [expect, pack, source, raw] = cols[..] else { continue };
         let cmd = unescape(raw);
-        let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }), &ws);
+        let call = ToolCall::new(
+            "Bash",
+            loopguard_core::Action::Shell { command: cmd.to_string() },
+            serde_json::json!({ "command": cmd }),
+            &ws,
+        );
         let d = gate.evaluate(&call, &ctx);
         let block = d.verdict() != Verdict::Allow;
         let code = d.reasons().first().map_or("-".to_string(), |r| r.code.clone());

@@ -121,20 +121,6 @@ impl ExecutionMode {
             ExecutionMode::Yolo => "yolo",
         }
     }
-
-    /// Maps Claude Code's `permission_mode` field. Unknown values map to `Normal`: the gate's own
-    /// rules do not depend on the host asking, so guessing the least trusting host mode is safe.
-    /// The host's `bypassPermissions` is *not* yolo: it removes the confirmation layer (the
-    /// host will not prompt), but loopguard's asks and denies stand; only a human can switch
-    /// loopguard's yolo on, and only for a while.
-    pub fn from_claude(permission_mode: &str) -> Self {
-        match permission_mode {
-            "acceptEdits" => ExecutionMode::AutoEdit,
-            "plan" => ExecutionMode::Plan,
-            "bypassPermissions" | "dontAsk" => ExecutionMode::Unattended,
-            _ => ExecutionMode::Normal,
-        }
-    }
 }
 
 #[cfg(test)]

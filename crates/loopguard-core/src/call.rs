@@ -1,13 +1,16 @@
-use crate::{BreakerPosition, ExecutionMode};
+use crate::{Action, BreakerPosition, ExecutionMode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// One tool call an agent wants to make, in host-neutral form.
+/// One tool call an agent wants to make: what it does ([`Action`], host-neutral) and, for the
+/// policy's `[tools]` table, messages and the audit log, the host's tool name and raw input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
-    /// The host's tool name (`Bash`, `Write`, `mcp__github__create_issue`, …).
+    /// The host's tool name (`Bash`, `run_shell_command`, `mcp__github__create_issue`, …).
     pub tool: String,
-    /// The tool's input object as the host sent it.
+    /// What the call does, as the host adapter read it from the input.
+    pub action: Action,
+    /// The tool's input object as the host sent it (scanned for secrets and canaries).
     pub input: Value,
     /// The directory the call runs in.
     pub cwd: PathBuf,
@@ -17,13 +20,8 @@ pub struct ToolCall {
 
 impl ToolCall {
     /// A call with no session.
-    pub fn new(tool: impl Into<String>, input: Value, cwd: impl Into<PathBuf>) -> Self {
-        ToolCall { tool: tool.into(), input, cwd: cwd.into(), session: None }
-    }
-
-    /// A string field of the input, if present and a string.
-    pub fn str_field(&self, key: &str) -> Option<&str> {
-        self.input.get(key).and_then(Value::as_str)
+    pub fn new(tool: impl Into<String>, action: Action, input: Value, cwd: impl Into<PathBuf>) -> Self {
+        ToolCall { tool: tool.into(), action, input, cwd: cwd.into(), session: None }
     }
 }
 

@@ -2,8 +2,8 @@ use crate::checks::paths::PathValidator;
 use crate::checks::shell;
 use crate::reasons::*;
 use crate::{
-    AutonomyLevel, BreakerPosition, Context, Decision, ExecutionMode, Finding, Policy, RiskLevel, ToolCall, ToolKind,
-    ToolMetadata, Verdict,
+    Action, AutonomyLevel, BreakerPosition, Context, Decision, ExecutionMode, Finding, Policy, RiskLevel, ToolCall,
+    ToolKind, ToolMetadata, Verdict,
 };
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -34,7 +34,7 @@ impl<'p> Gate<'p> {
     fn decide(&self, call: &ToolCall, ctx: &Context) -> Decision {
         let policy = self.policy;
         let mut findings: Vec<Finding> = Vec::new();
-        let meta = ToolMetadata::lookup(&call.tool);
+        let meta = ToolMetadata::of(&call.action);
         // A tool nobody described may do anything: assume it writes.
         let mut required = meta.map_or(AutonomyLevel::Implement, |m| m.required);
         let base_risk = meta.map_or(RiskLevel::High, |m| m.risk);
@@ -69,77 +69,11 @@ impl<'p> Gate<'p> {
 
         if !call.input.is_object() {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
-        } else if let Some(kind) = meta.map(|m| m.kind) {
-            let protected = ctx.protected_paths();
-            let read_protected: Vec<std::path::PathBuf> = ctx.state_home.iter().cloned().collect();
-            let paths = || {
-                let roots =
-                    std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));
-                PathValidator::new(roots)
-                    .with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
-                    .with_read_protected(&read_protected)
-                    .with_canary_files(&ctx.canary_files)
-            };
-            match kind {
-                ToolKind::Shell => match call.str_field("command") {
-                    Some(cmd) => {
-                        let report = shell::analyze(
-                            cmd,
-                            &call.cwd,
-                            ctx,
-                            shell::Knowledge { commands: policy.commands(), packs: policy.packs() },
-                            &paths(),
-                        );
-                        // The sandbox keeps the network on unless the analysis knows the command
-                        // needs none.
-                        network = report.network || !report.offline;
-                        findings.extend(report.findings);
-                        required = required.max(report.required.unwrap_or(required));
-                    }
-                    None => findings.push(invalid_input(&call.tool, "`command` is missing or not a string")),
-                },
-                ToolKind::FileRead | ToolKind::Search => {
-                    let target = call
-                        .str_field("file_path")
-                        .or_else(|| call.str_field("notebook_path"))
-                        .or_else(|| call.str_field("path"))
-                        .map(|p| expand_home(p, ctx.home.as_deref()));
-                    let real = target
-                        .as_deref()
-                        .and_then(|p| crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd).ok());
-                    if let (Some(p), Some(real)) = (&target, &real) {
-                        findings.extend(paths().check_read(p, real, &format!("`{}` of", call.tool)));
-                    }
-                    // A content search limited by a glob (`Grep` with `glob: ".env*"`) prints
-                    // lines of every file the glob matches under its path: those are reads.
-                    if kind == ToolKind::Search
-                        && call.tool != "Glob"
-                        && let Some(glob) = call.str_field("glob")
-                    {
-                        let base = real.clone().unwrap_or_else(|| call.cwd.clone());
-                        let found = glob_matches(&base, glob)
-                            .into_iter()
-                            .find_map(|m| paths().check_read(glob, &m, &format!("`{}` (glob `{glob}`) of", call.tool)));
-                        findings.extend(found);
-                    }
-                }
-                ToolKind::Network => {
-                    if let Some(url) = call.str_field("url") {
-                        findings.extend(fetch_url(&call.tool, url, &ctx.dns));
-                    }
-                }
-                ToolKind::FileWrite => {
-                    let target = call.str_field("file_path").or_else(|| call.str_field("notebook_path"));
-                    match target {
-                        Some(p) => {
-                            let p = expand_home(p, ctx.home.as_deref());
-                            findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)))
-                        }
-                        None => findings.push(invalid_input(&call.tool, "`file_path` is missing or not a string")),
-                    }
-                }
-                _ => {}
-            }
+        } else {
+            let (f, level, net) = self.action_findings(call, ctx);
+            findings.extend(f);
+            required = required.max(level.unwrap_or(required));
+            network = net;
         }
 
         let mut effective = ctx.breaker.cap().map(|cap| cap.min(policy.autonomy()));
@@ -225,6 +159,60 @@ impl<'p> Gate<'p> {
             .with_yolo(yolo)
             .with_network(network)
             .with_confined(confined)
+    }
+}
+
+impl Gate<'_> {
+    /// The checks of what the call does: the shell analysis, path rules for reads, searches and
+    /// writes, the URL check for fetches. Returns the findings, the autonomy level the analysis
+    /// found (shell) and whether the call needs the network.
+    fn action_findings(&self, call: &ToolCall, ctx: &Context) -> (Vec<Finding>, Option<AutonomyLevel>, bool) {
+        let policy = self.policy;
+        let protected = ctx.protected_paths();
+        let read_protected: Vec<std::path::PathBuf> = ctx.state_home.iter().cloned().collect();
+        let paths = || {
+            let roots =
+                std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));
+            PathValidator::new(roots)
+                .with_rules(policy.path_rules(), ctx.home.as_deref(), &protected)
+                .with_read_protected(&read_protected)
+                .with_canary_files(&ctx.canary_files)
+        };
+        let mut findings = Vec::new();
+        match &call.action {
+            Action::Shell { command } => {
+                let knowledge = shell::Knowledge { commands: policy.commands(), packs: policy.packs() };
+                let report = shell::analyze(command, &call.cwd, ctx, knowledge, &paths());
+                // The sandbox keeps the network on unless the analysis knows the command needs none.
+                return (report.findings, report.required, report.network || !report.offline);
+            }
+            Action::ReadFile { path } | Action::Search { path, .. } => {
+                let target = path.as_deref().map(|p| expand_home(p, ctx.home.as_deref()));
+                let real = target
+                    .as_deref()
+                    .and_then(|p| crate::checks::paths::resolve(std::path::Path::new(p), &call.cwd).ok());
+                if let (Some(p), Some(real)) = (&target, &real) {
+                    findings.extend(paths().check_read(p, real, &format!("`{}` of", call.tool)));
+                }
+                // A content search limited by a glob (`glob: ".env*"`) prints lines of every file
+                // the glob matches under its path: those are reads.
+                if let Action::Search { content_glob: Some(glob), .. } = &call.action {
+                    let base = real.clone().unwrap_or_else(|| call.cwd.clone());
+                    let found = glob_matches(&base, glob)
+                        .into_iter()
+                        .find_map(|m| paths().check_read(glob, &m, &format!("`{}` (glob `{glob}`) of", call.tool)));
+                    findings.extend(found);
+                }
+            }
+            Action::Fetch { url: Some(url) } => findings.extend(fetch_url(&call.tool, url, &ctx.dns)),
+            Action::WriteFile { path, .. } => {
+                let p = expand_home(path, ctx.home.as_deref());
+                findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)));
+            }
+            Action::Invalid { problem, .. } => findings.push(invalid_input(&call.tool, problem)),
+            _ => {}
+        }
+        (findings, None, false)
     }
 }
 
@@ -442,12 +430,12 @@ fn canaries_in_arguments(call: &ToolCall, canaries: &[String]) -> Option<Finding
     })
 }
 
-/// Secrets in what the call would send or write. `old_string` is left out: removing a leaked key
-/// from a file must stay possible.
+/// Secrets in what the call would send or write. The text an edit replaces is left out: removing
+/// a leaked key from a file must stay possible.
 fn secrets_in_arguments(call: &ToolCall, ask_score: u32) -> Vec<Finding> {
     fn strings<'a>(v: &'a serde_json::Value, key: &str, out: &mut Vec<(String, &'a str)>) {
         match v {
-            serde_json::Value::String(s) if key != "old_string" => out.push((key.to_string(), s)),
+            serde_json::Value::String(s) => out.push((key.to_string(), s)),
             serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, key, out)),
             serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| strings(x, k, out)),
             _ => {}
@@ -455,6 +443,8 @@ fn secrets_in_arguments(call: &ToolCall, ask_score: u32) -> Vec<Finding> {
     }
     let mut all = Vec::new();
     strings(&call.input, "", &mut all);
+    // The text an edit replaces is already in the file: removing a leaked key must stay possible.
+    all.retain(|(_, s)| !call.action.replaced_texts().any(|old| old == *s));
     let scanner = loopguard_secrets::Scanner::builtin();
     let mut out = Vec::new();
     // Critical secrets deny one by one; the rest add up (low 1, medium 3, high 10) and ask once

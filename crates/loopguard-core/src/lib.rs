@@ -2,16 +2,18 @@
 //! and [`Gate::evaluate`], which turns a [`ToolCall`] into a [`Decision`] and cannot fail.
 //!
 //! ```
-//! use loopguard_core::{Gate, Policy, ToolCall, Context, Verdict};
+//! use loopguard_core::{Action, Gate, Policy, ToolCall, Context, Verdict};
 //! let policy = Policy::builtin();
 //! let gate = Gate::new(&policy);
-//! let call = ToolCall::new("Bash", serde_json::json!({"command": "rm -rf /"}), "/work/project");
+//! let command = "rm -rf /".to_string();
+//! let call = ToolCall::new("Bash", Action::Shell { command }, serde_json::json!({"command": "rm -rf /"}), "/work/project");
 //! let ctx = Context::new("/work/project");
 //! let decision = gate.evaluate(&call, &ctx);
 //! assert_eq!(decision.verdict(), Verdict::Deny);
 //! assert_eq!(decision.reasons()[0].code, "destructive-rm-root");
 //! ```
 
+mod action;
 pub mod advisories;
 mod autonomy;
 pub mod breaker;
@@ -25,8 +27,11 @@ pub mod permissions;
 pub mod policy;
 pub mod reasons;
 mod risk;
+#[cfg(test)]
+mod testing;
 mod tools;
 
+pub use action::{Action, Change, Edit};
 pub use autonomy::{AutonomyLevel, BreakerPosition, ExecutionMode};
 pub use call::{Context, Dns, ToolCall, Waiver};
 pub use decision::{Decision, Finding, Reason, Verdict};

@@ -42,7 +42,7 @@ pub struct PermissionGrant {
 
 /// The resource a call acts on, for grant matching.
 pub fn resource_of(call: &ToolCall) -> Option<&str> {
-    ["file_path", "notebook_path", "path", "command", "url"].iter().find_map(|k| call.str_field(k))
+    call.action.resource()
 }
 
 fn glob_match(pattern: &str, text: &str) -> bool {
@@ -139,19 +139,19 @@ mod tests {
 
     #[test]
     fn grants_match_tool_and_resource_globs() {
-        let call = ToolCall::new("mcp__github__create_issue", json!({}), "/w");
+        let call = crate::testing::call("mcp__github__create_issue", json!({}), "/w");
         assert!(grant("mcp__github__*", None, None).covers(&call, None, 0, None));
         assert!(!grant("mcp__jira__*", None, None).covers(&call, None, 0, None));
-        let push = ToolCall::new("Bash", json!({"command": "git push origin feature/x"}), "/w");
+        let push = crate::testing::call("Bash", json!({"command": "git push origin feature/x"}), "/w");
         assert!(grant("Bash", Some("git push origin feature/*"), None).covers(&push, None, 0, None));
         assert!(!grant("Bash", Some("git push origin main"), None).covers(&push, None, 0, None));
-        let read = ToolCall::new("Read", json!({"file_path": "/w/docs/a.md"}), "/w");
+        let read = crate::testing::call("Read", json!({"file_path": "/w/docs/a.md"}), "/w");
         assert!(grant("Read", Some("/w/docs/**"), None).covers(&read, None, 0, None));
     }
 
     #[test]
     fn grants_expire_between_calls_and_are_revoked_by_a_trip() {
-        let call = ToolCall::new("WebFetch", json!({"url": "https://docs.rs/x"}), "/w");
+        let call = crate::testing::call("WebFetch", json!({"url": "https://docs.rs/x"}), "/w");
         let g = grant("WebFetch", Some("https://docs.rs/*"), Some(700));
         let store = PermissionStore { grants: vec![g.clone()], revoked_at: None };
         assert!(store.is_authorized(&call, None, 699).is_some());
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn session_grants_stay_in_their_session_and_broad_grants_warn() {
-        let call = ToolCall::new("Bash", json!({"command": "ls"}), "/w");
+        let call = crate::testing::call("Bash", json!({"command": "ls"}), "/w");
         let mut g = grant("Bash", None, None);
         g.scope = GrantScope::Session("s1".into());
         assert!(g.covers(&call, Some("s1"), 0, None));
@@ -245,14 +245,14 @@ mod checker_tests {
         let p = crate::Policy::builtin();
         let checker = PermissionChecker::new(&p);
         let ctx = crate::Context::new("/w").with_mode(crate::ExecutionMode::Normal).with_home(None);
-        let r = checker.check(&ToolCall::new("mcp__a__b", json!({}), "/w"), &ctx);
+        let r = checker.check(&crate::testing::call("mcp__a__b", json!({}), "/w"), &ctx);
         assert_eq!(r.decision, crate::Verdict::Ask);
         assert!(r.needs_confirmation);
         assert_eq!(r.required_level, crate::AutonomyLevel::Implement);
         assert_eq!(r.effective_level, Some(crate::AutonomyLevel::Pr));
         assert_eq!(r.reasons[0].code, "tool-policy");
         assert!(r.matched_grant.is_none());
-        let r = checker.check(&ToolCall::new("Bash", json!({"command": "rm -rf /"}), "/w"), &ctx);
+        let r = checker.check(&crate::testing::call("Bash", json!({"command": "rm -rf /"}), "/w"), &ctx);
         assert_eq!(
             (r.decision, r.needs_confirmation, r.risk),
             (crate::Verdict::Deny, false, crate::RiskLevel::Critical)

@@ -1,31 +1,31 @@
+use crate::action::Action;
 use crate::{AutonomyLevel, RiskLevel};
 
 /// What kind of thing a tool does; decides which checks see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolKind {
-    /// Runs shell commands (`command` field).
+    /// Runs shell commands.
     Shell,
     /// Reads files.
     FileRead,
-    /// Writes or edits one file (`file_path` or `notebook_path`).
+    /// Writes or edits one file.
     FileWrite,
-    /// Searches files (Glob, Grep, LS).
+    /// Searches or lists files.
     Search,
-    /// Reaches the network (WebFetch, WebSearch).
+    /// Reaches the network (a URL fetch, a web search).
     Network,
     /// Starts a sub-agent; its own tool calls come through the gate too.
     Agent,
-    /// Bookkeeping with no effect outside the host (TodoWrite, ExitPlanMode).
+    /// Bookkeeping with no effect outside the host (todo lists, plan mode).
     Meta,
     /// A tool served by an MCP server: anything at all.
     Mcp,
 }
 
-/// What loopguard knows about a tool before looking at its input.
+/// What loopguard knows about a tool before looking at its input: its kind's base risk and the
+/// autonomy level it needs (a shell call's level comes from the analysis of its command).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolMetadata {
-    /// The host's tool name.
-    pub name: &'static str,
     /// What it does.
     pub kind: ToolKind,
     /// Its base risk.
@@ -34,79 +34,38 @@ pub struct ToolMetadata {
     pub required: AutonomyLevel,
 }
 
-const fn meta(name: &'static str, kind: ToolKind, risk: RiskLevel, required: AutonomyLevel) -> ToolMetadata {
-    ToolMetadata { name, kind, risk, required }
-}
-
 use AutonomyLevel as A;
 use RiskLevel as R;
 use ToolKind as K;
 
-/// Claude Code's tools. Anything not here (and not `mcp__*`) is unknown and gets the policy's
-/// `unknown_tool` decision.
-const TABLE: &[ToolMetadata] = &[
-    // Bash's level comes from the analysis of its command (reads need only observe).
-    meta("Bash", K::Shell, R::High, A::Observe),
-    meta("Read", K::FileRead, R::Low, A::Observe),
-    meta("Write", K::FileWrite, R::Medium, A::Implement),
-    meta("Edit", K::FileWrite, R::Medium, A::Implement),
-    meta("MultiEdit", K::FileWrite, R::Medium, A::Implement),
-    meta("NotebookEdit", K::FileWrite, R::Medium, A::Implement),
-    meta("Glob", K::Search, R::Low, A::Observe),
-    meta("Grep", K::Search, R::Low, A::Observe),
-    meta("LS", K::Search, R::Low, A::Observe),
-    meta("WebFetch", K::Network, R::Medium, A::Observe),
-    meta("WebSearch", K::Network, R::Low, A::Observe),
-    meta("Task", K::Agent, R::Low, A::Observe),
-    meta("Agent", K::Agent, R::Low, A::Observe),
-    meta("TodoWrite", K::Meta, R::Low, A::Observe),
-    meta("ExitPlanMode", K::Meta, R::Low, A::Observe),
-    meta("BashOutput", K::Meta, R::Low, A::Observe),
-    meta("KillShell", K::Meta, R::Low, A::Observe),
-];
-
-const MCP: ToolMetadata = meta("mcp__*", K::Mcp, R::High, A::Implement);
-
 impl ToolMetadata {
-    /// Looks a tool up in the default table. `mcp__<server>__<tool>` names share one entry.
-    pub fn lookup(tool: &str) -> Option<ToolMetadata> {
-        if tool.starts_with("mcp__") {
-            return Some(MCP);
-        }
-        TABLE.iter().find(|m| m.name == tool).copied()
+    /// The metadata of an action (`None`: an unknown tool, which the policy's `unknown_tool`
+    /// decides and which is assumed to write).
+    pub fn of(action: &Action) -> Option<ToolMetadata> {
+        let (risk, required) = match action {
+            Action::Unknown => return None,
+            // Reads need only observe; the analysis raises the level of what writes.
+            Action::Shell { .. } => (R::High, A::Observe),
+            Action::WriteFile { .. } => (R::Medium, A::Implement),
+            Action::Fetch { .. } => (R::Medium, A::Observe),
+            Action::Mcp { .. } => (R::High, A::Implement),
+            Action::Invalid { kind, .. } => return Some(Self::of_kind(*kind)),
+            Action::ReadFile { .. } | Action::Search { .. } | Action::WebSearch | Action::Agent | Action::Meta => {
+                (R::Low, A::Observe)
+            }
+        };
+        action.kind().map(|kind| ToolMetadata { kind, risk, required })
     }
 
-    /// Every tool in the default table.
-    pub fn table() -> &'static [ToolMetadata] {
-        TABLE
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn covers_claude_code_tools() {
-        for name in [
-            "Bash",
-            "Read",
-            "Write",
-            "Edit",
-            "MultiEdit",
-            "NotebookEdit",
-            "Glob",
-            "Grep",
-            "WebFetch",
-            "WebSearch",
-            "Task",
-            "Agent",
-            "TodoWrite",
-        ] {
-            assert!(ToolMetadata::lookup(name).is_some(), "{name} missing");
-        }
-        assert_eq!(ToolMetadata::lookup("mcp__github__create_issue").map(|m| m.kind), Some(K::Mcp));
-        assert_eq!(ToolMetadata::lookup("bash"), None, "names are case-sensitive");
-        assert_eq!(ToolMetadata::lookup("Frobnicate"), None);
+    /// The metadata of a kind of tool (for a tool whose input is invalid).
+    pub fn of_kind(kind: ToolKind) -> ToolMetadata {
+        let (risk, required) = match kind {
+            K::Shell => (R::High, A::Observe),
+            K::FileWrite => (R::Medium, A::Implement),
+            K::Network => (R::Medium, A::Observe),
+            K::Mcp => (R::High, A::Implement),
+            K::FileRead | K::Search | K::Agent | K::Meta => (R::Low, A::Observe),
+        };
+        ToolMetadata { kind, risk, required }
     }
 }

@@ -145,7 +145,15 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
         if location_dependent(raw) {
             continue;
         }
-        let call = ToolCall::new("Bash", serde_json::json!({ "command": unescape(raw) }), &ws);
+        let call = {
+            let command = unescape(raw);
+            ToolCall::new(
+                "Bash",
+                loopguard_core::Action::Shell { command: command.clone() },
+                serde_json::json!({ "command": command }),
+                &ws,
+            )
+        };
         let d = gate.evaluate(&call, &ctx);
         let block = d.verdict() != Verdict::Allow;
         let code = d.reasons().first().map_or("-", |r| r.code.as_str()).to_string();

@@ -82,7 +82,12 @@ fn shell_fixture_cases() {
                 .replace("{home}", home.to_str().unwrap())
                 .replace("{out}", out.to_str().unwrap())
                 .replace("{state}", state.to_str().unwrap());
-            let call = ToolCall::new("Bash", serde_json::json!({ "command": cmd }), &ws);
+            let call = ToolCall::new(
+                "Bash",
+                loopguard_core::Action::Shell { command: cmd.to_string() },
+                serde_json::json!({ "command": cmd }),
+                &ws,
+            );
             let d = gate.evaluate(&call, &ctx);
             // `block`: ask or deny; `confine`: allowed only inside the sandbox; `allow`: allowed
             // and understood (no confinement needed); `*`: any first reason code.

@@ -40,15 +40,30 @@ fn farm() -> Farm {
 fn write(f: &Farm, path: &Path) -> (Verdict, Vec<String>) {
     let policy = Policy::builtin();
     let ctx = Context::new(&f.ws).with_home(None);
-    let d =
-        Gate::new(&policy).evaluate(&ToolCall::new("Write", json!({ "file_path": path, "content": "x" }), &f.ws), &ctx);
+    let d = Gate::new(&policy).evaluate(
+        &ToolCall::new(
+            "Write",
+            write_action(&path.display().to_string()),
+            json!({ "file_path": path, "content": "x" }),
+            &f.ws,
+        ),
+        &ctx,
+    );
     (d.verdict(), d.codes())
 }
 
 fn bash(f: &Farm, cmd: &str) -> (Verdict, Vec<String>) {
     let policy = Policy::builtin();
     let ctx = Context::new(&f.ws).with_home(None);
-    let d = Gate::new(&policy).evaluate(&ToolCall::new("Bash", json!({ "command": cmd }), &f.ws), &ctx);
+    let d = Gate::new(&policy).evaluate(
+        &ToolCall::new(
+            "Bash",
+            loopguard_core::Action::Shell { command: cmd.to_string() },
+            json!({ "command": cmd }),
+            &f.ws,
+        ),
+        &ctx,
+    );
     (d.verdict(), d.codes())
 }
 
@@ -104,7 +119,18 @@ fn paths_with_newlines_are_handled_and_nul_is_refused() {
     assert_eq!(write(&f, &f.ws.join("odd\nname.txt")).0, Verdict::Allow);
     let policy = Policy::builtin();
     let ctx = Context::new(&f.ws).with_home(None);
-    let d = Gate::new(&policy)
-        .evaluate(&ToolCall::new("Write", json!({ "file_path": format!("{}/a\u{0}b", f.ws.display()) }), &f.ws), &ctx);
+    let d = Gate::new(&policy).evaluate(
+        &ToolCall::new(
+            "Write",
+            write_action(&format!("{}/a\u{0}b", f.ws.display())),
+            json!({ "file_path": format!("{}/a\u{0}b", f.ws.display()) }),
+            &f.ws,
+        ),
+        &ctx,
+    );
     assert_eq!(d.verdict(), Verdict::Deny);
+}
+
+fn write_action(path: &str) -> loopguard_core::Action {
+    loopguard_core::Action::WriteFile { path: path.to_string(), change: loopguard_core::Change::Whole("x".into()) }
 }

@@ -17,7 +17,17 @@ const JOINERS: &[&str] = &["; ", " && ", " || ", " | ", "\n", " & ", " ;\n "];
 fn gate_verdict(cmd: &str, ws: &Path) -> Verdict {
     let policy = Policy::builtin();
     let ctx = Context::new(ws).with_home(Some(Path::new("/home/prop")));
-    Gate::new(&policy).evaluate(&ToolCall::new("Bash", serde_json::json!({ "command": cmd }), ws), &ctx).verdict()
+    Gate::new(&policy)
+        .evaluate(
+            &ToolCall::new(
+                "Bash",
+                loopguard_core::Action::Shell { command: cmd.to_string() },
+                serde_json::json!({ "command": cmd }),
+                ws,
+            ),
+            &ctx,
+        )
+        .verdict()
 }
 
 proptest! {

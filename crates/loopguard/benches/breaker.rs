@@ -8,7 +8,7 @@
 
 use divan::Bencher;
 use loopguard::store::Store;
-use loopguard_core::{Context, Gate, Policy, ToolCall};
+use loopguard_core::{Context, Gate, Policy};
 use std::time::Duration;
 
 fn main() {
@@ -55,7 +55,8 @@ fn one_call(s: &Setup, decision: &loopguard_core::Decision) {
 #[divan::bench(args = ["interactive", "loop"])]
 fn breaker_per_hook_call(b: Bencher, profile: &str) {
     let s = setup(profile);
-    let call = ToolCall::new("Read", serde_json::json!({"file_path": s.ws.join("a")}), &s.ws);
+    let call =
+        loopguard::hosts::claude_code::tools::call("Read", serde_json::json!({"file_path": s.ws.join("a")}), &s.ws);
     let decision = Gate::new(&s.policy).evaluate(&call, &Context::new(&s.ws));
     one_call(&s, &decision); // schema created, transcript read once
     b.bench_local(|| one_call(&s, &decision));

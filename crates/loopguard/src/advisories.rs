@@ -351,51 +351,22 @@ pub fn check_files(
     Ok((out, !all.is_empty()))
 }
 
-/// The content a Write, Edit or MultiEdit leaves in a file that held `old` (`None` when the
-/// call lacks its fields).
-pub fn edited(tool: &str, input: &serde_json::Value, old: &str) -> Option<String> {
-    let s = |k: &str| input.get(k).and_then(serde_json::Value::as_str);
-    Some(match tool {
-        "Write" => s("content")?.to_string(),
-        "Edit" => {
-            let (a, b) = (s("old_string")?, s("new_string")?);
-            if input.get("replace_all").and_then(serde_json::Value::as_bool) == Some(true) {
-                old.replace(a, b)
-            } else {
-                old.replacen(a, b, 1)
-            }
-        }
-        "MultiEdit" => {
-            let mut t = old.to_string();
-            for e in input.get("edits")?.as_array()? {
-                let (a, b) = (e.get("old_string")?.as_str()?, e.get("new_string")?.as_str()?);
-                if e.get("replace_all").and_then(serde_json::Value::as_bool) == Some(true) {
-                    t = t.replace(a, b);
-                } else {
-                    t = t.replacen(a, b, 1);
-                }
-            }
-            t
-        }
-        _ => return None,
-    })
-}
-
-/// The dependencies a call adds or changes: package-manager commands in Bash, and Write, Edit
-/// and MultiEdit of manifests and lockfiles (the edit applied to the file on disk, compared
+/// The dependencies a call adds or changes: package-manager commands in shell calls, and whole
+/// writes and edits of manifests and lockfiles (the edit applied to the file on disk, compared
 /// with it). `None` when the call changes no dependency; `Err` when it edits a manifest into
 /// something that does not read.
-pub fn dependency_changes(tool: &str, input: &serde_json::Value, cwd: &Path) -> Option<Result<Vec<Dep>, String>> {
-    match tool {
-        "Bash" => {
-            let deps = detect::from_command_line(input.get("command")?.as_str()?);
+pub fn dependency_changes(action: &loopguard_core::Action, cwd: &Path) -> Option<Result<Vec<Dep>, String>> {
+    use loopguard_core::{Action, Change};
+    match action {
+        Action::Shell { command } => {
+            let deps = detect::from_command_line(command);
             (!deps.is_empty()).then_some(Ok(deps))
         }
-        "Write" | "Edit" | "MultiEdit" => {
-            let path = cwd.join(input.get("file_path")?.as_str()?);
+        Action::WriteFile { path, change: change @ (Change::Whole(_) | Change::Edits(_)) } => {
+            let path = cwd.join(path);
             Kind::of(&path)?;
             let old = std::fs::read_to_string(&path).unwrap_or_default();
-            let new = edited(tool, input, &old)?;
+            let new = change.apply(&old)?;
             match detect::from_edit(&path, &old, &new)? {
                 Ok(d) if d.is_empty() => None,
                 other => Some(other.map_err(|e| format!("{}: {e}", path.display()))),

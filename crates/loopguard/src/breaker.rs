@@ -309,20 +309,6 @@ pub fn evidence_failed(
     Ok(new)
 }
 
-/// The text a tool result holds, for test-count parsing: Bash stdout+stderr, Read file content.
-fn result_text(tool: &str, response: &serde_json::Value) -> Option<String> {
-    let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
-    match tool {
-        "Bash" => Some(format!(
-            "{}\n{}",
-            s(response, "stdout").unwrap_or_default(),
-            s(response, "stderr").unwrap_or_default()
-        )),
-        "Read" => response.get("file").and_then(|f| s(f, "content")),
-        _ => None,
-    }
-}
-
 /// What a tool result tells the breaker: a test run, edits. `None` when nothing (most results):
 /// the caller then touches no state at all.
 #[derive(Debug, Clone)]
@@ -331,10 +317,11 @@ pub struct Observation {
     edits: Vec<pingpong::Transition>,
 }
 
-/// Reads a PostToolUse result (pure; no state).
-pub fn observe(tool: &str, input: &serde_json::Value, response: &serde_json::Value) -> Option<Observation> {
-    let tests = result_text(tool, response).and_then(|t| testcount::parse(&t));
-    let edits = pingpong::transitions(tool, input, Some(response));
+/// Reads a finished call (pure; no state): the text it printed (test counts) and, for a file
+/// change, its edits against the file as it was (`original`, for a whole write).
+pub fn observe(action: &loopguard_core::Action, text: Option<&str>, original: Option<&str>) -> Option<Observation> {
+    let tests = text.and_then(testcount::parse);
+    let edits = pingpong::transitions(action, original);
     (tests.is_some() || !edits.is_empty()).then_some(Observation { tests, edits })
 }
 

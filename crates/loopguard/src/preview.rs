@@ -10,6 +10,7 @@
 
 use loopguard_core::checks::paths::PathValidator;
 use loopguard_core::checks::shell;
+use loopguard_core::{Action, Change};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -176,23 +177,21 @@ fn inside(ws: &Path, p: &Path) -> bool {
 /// (path → new content; `None` = deleted), and is updated with this call's effect on them.
 pub fn preview_with(
     tool: &str,
-    input: &serde_json::Value,
+    action: &Action,
     ctx: &Ctx<'_>,
     files: &mut BTreeMap<PathBuf, Option<String>>,
 ) -> Result<DryRunPreview, String> {
-    match tool {
-        "Write" | "Edit" | "MultiEdit" => {
-            let file = input.get("file_path").and_then(|v| v.as_str()).ok_or("the call has no `file_path`")?;
+    match action {
+        Action::WriteFile { path: file, change: change @ (Change::Whole(_) | Change::Edits(_)) } => {
             let path = ctx.workspace.join(file);
             let shown = rel(ctx.workspace, &path);
             let old = match files.get(&path) {
                 Some(c) => c.clone(),
                 None => std::fs::read_to_string(&path).ok(),
             };
-            let new = crate::advisories::edited(tool, input, old.as_deref().unwrap_or(""))
-                .ok_or("the edit's fields are missing")?;
-            if tool != "Write" && old.as_deref().is_some_and(|o| o == new) {
-                return Err(format!("the edit does not apply to {shown}: `old_string` is not in the file"));
+            let new = change.apply(old.as_deref().unwrap_or("")).ok_or("the edit's fields are missing")?;
+            if matches!(change, Change::Edits(_)) && old.as_deref().is_some_and(|o| o == new) {
+                return Err(format!("the edit does not apply to {shown}: the text it replaces is not in the file"));
             }
             let mut p = DryRunPreview {
                 tool: tool.into(),
@@ -216,28 +215,25 @@ pub fn preview_with(
             files.insert(path, Some(new));
             Ok(p)
         }
-        "Bash" => {
-            let cmd = input.get("command").and_then(|v| v.as_str()).ok_or("the call has no `command`")?;
-            Ok(preview_command(cmd, ctx))
-        }
-        other => Err(format!("`{other}` cannot be previewed: only Write, Edit, MultiEdit and Bash can")),
+        Action::Shell { command } => Ok(preview_command(command, ctx)),
+        _ => Err(format!("`{tool}` cannot be previewed: only shell commands and file writes and edits can")),
     }
 }
 
 /// Previews one tool call on its own.
 pub fn preview_tool_call(call: &loopguard_core::ToolCall, ctx: &Ctx<'_>) -> Result<DryRunPreview, String> {
-    preview_with(&call.tool, &call.input, ctx, &mut BTreeMap::new())
+    preview_with(&call.tool, &call.action, ctx, &mut BTreeMap::new())
 }
 
 /// A tool call the preview can dry-run: a shell command, or a file written or edited.
 pub fn previewable(call: &loopguard_core::ToolCall) -> bool {
-    matches!(call.tool.as_str(), "Bash" | "Write" | "Edit" | "MultiEdit")
+    matches!(call.action, Action::Shell { .. } | Action::WriteFile { change: Change::Whole(_) | Change::Edits(_), .. })
 }
 
 /// Previews several pending calls together: each sees the effects of the edits before it.
-pub fn preview_batch(calls: &[(String, serde_json::Value)], ctx: &Ctx<'_>) -> Vec<Result<DryRunPreview, String>> {
+pub fn preview_batch(calls: &[(String, Action)], ctx: &Ctx<'_>) -> Vec<Result<DryRunPreview, String>> {
     let mut files = BTreeMap::new();
-    calls.iter().map(|(t, i)| preview_with(t, i, ctx, &mut files)).collect()
+    calls.iter().map(|(t, a)| preview_with(t, a, ctx, &mut files)).collect()
 }
 
 /// Previews a shell command: simulated when possible, else predicted.

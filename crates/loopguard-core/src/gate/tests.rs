@@ -9,7 +9,7 @@ fn ws() -> tempfile::TempDir {
 }
 
 fn eval(policy: &Policy, tool: &str, input: serde_json::Value, ws: &std::path::Path) -> Decision {
-    Gate::new(policy).evaluate(&ToolCall::new(tool, input, ws), &Context::new(ws).with_home(None))
+    Gate::new(policy).evaluate(&crate::testing::call(tool, input, ws), &Context::new(ws).with_home(None))
 }
 
 fn project(text: &str) -> Policy {
@@ -99,7 +99,7 @@ fn breaker_stopped_denies_everything() {
     let ws = ws();
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::Stopped);
-    let d = Gate::new(&policy).evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
+    let d = Gate::new(&policy).evaluate(&crate::testing::call("Read", json!({"file_path": "a"}), ws.path()), &ctx);
     assert_eq!(d.codes(), ["breaker-stopped"]);
     assert_eq!(d.effective_level(), None);
 }
@@ -110,10 +110,10 @@ fn read_only_breaker_caps_writes_but_not_reads() {
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_breaker(BreakerPosition::ReadOnly);
     let gate = Gate::new(&policy);
-    let w = gate.evaluate(&ToolCall::new("Write", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    let w = gate.evaluate(&crate::testing::call("Write", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
     assert_eq!(w.codes(), ["autonomy-exceeded"]);
     assert!(w.reasons()[0].message.contains("breaker read-only"));
-    let r = gate.evaluate(&ToolCall::new("Read", json!({"file_path": "a"}), ws.path()), &ctx);
+    let r = gate.evaluate(&crate::testing::call("Read", json!({"file_path": "a"}), ws.path()), &ctx);
     assert_eq!(r.verdict(), Verdict::Allow);
 }
 
@@ -133,9 +133,9 @@ fn plan_mode_allows_reads_only() {
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_mode(ExecutionMode::Plan);
     let gate = Gate::new(&policy);
-    let w = gate.evaluate(&ToolCall::new("Edit", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    let w = gate.evaluate(&crate::testing::call("Edit", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
     assert_eq!(w.verdict(), Verdict::Deny);
-    let r = gate.evaluate(&ToolCall::new("Grep", json!({"pattern": "x"}), ws.path()), &ctx);
+    let r = gate.evaluate(&crate::testing::call("Grep", json!({"pattern": "x"}), ws.path()), &ctx);
     assert_eq!(r.verdict(), Verdict::Allow);
 }
 
@@ -190,11 +190,11 @@ fn tilde_and_home_in_tool_paths_mean_the_home_directory() {
     let ctx = Context::new(ws.path()).with_home(Some(home.path()));
     let gate = Gate::new(&policy);
     for p in ["~/.bashrc", "$HOME/.profile", "${HOME}/x"] {
-        let d = gate.evaluate(&ToolCall::new("Write", json!({ "file_path": p }), ws.path()), &ctx);
+        let d = gate.evaluate(&crate::testing::call("Write", json!({ "file_path": p }), ws.path()), &ctx);
         assert_eq!(d.codes(), ["path-outside-workspace"], "{p}");
     }
     std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
-    let d = gate.evaluate(&ToolCall::new("Read", json!({ "file_path": "~/.ssh/id_ed25519" }), ws.path()), &ctx);
+    let d = gate.evaluate(&crate::testing::call("Read", json!({ "file_path": "~/.ssh/id_ed25519" }), ws.path()), &ctx);
     assert_eq!(d.codes(), ["credential-read"]);
 }
 
@@ -209,7 +209,7 @@ fn a_content_search_reads_what_its_glob_selects_and_its_path_may_name_home() {
     let policy = Policy::builtin();
     let ctx = Context::new(ws.path()).with_home(Some(home.path()));
     let gate = Gate::new(&policy);
-    let grep = |input: serde_json::Value| gate.evaluate(&ToolCall::new("Grep", input, ws.path()), &ctx);
+    let grep = |input: serde_json::Value| gate.evaluate(&crate::testing::call("Grep", input, ws.path()), &ctx);
     for input in [
         json!({"pattern": "K", "glob": ".env*"}),
         json!({"pattern": "K", "path": "config", "glob": "**/.env.*"}),
@@ -226,7 +226,7 @@ fn a_content_search_reads_what_its_glob_selects_and_its_path_may_name_home() {
         assert_eq!(grep(input.clone()).verdict(), Verdict::Allow, "{input}");
     }
     // File names only: a Glob never reads contents.
-    let d = gate.evaluate(&ToolCall::new("Glob", json!({"pattern": "**/.env*"}), ws.path()), &ctx);
+    let d = gate.evaluate(&crate::testing::call("Glob", json!({"pattern": "**/.env*"}), ws.path()), &ctx);
     assert_eq!(d.verdict(), Verdict::Allow);
 }
 
@@ -284,7 +284,7 @@ fn a_stopped_breaker_pauses_everything_and_says_so() {
         false,
     );
     for (tool, input) in [("Read", json!({"file_path": ws.path().join("a")})), ("Bash", json!({"command": "ls"}))] {
-        let d = Gate::new(&Policy::builtin()).evaluate(&ToolCall::new(tool, input, ws.path()), &ctx);
+        let d = Gate::new(&Policy::builtin()).evaluate(&crate::testing::call(tool, input, ws.path()), &ctx);
         assert_eq!(d.verdict(), Verdict::Deny);
         assert_eq!(d.reasons()[0].code, BREAKER_STOPPED);
         assert!(d.reasons()[0].message.starts_with("Paused, not failed"), "{}", d.explain());
@@ -302,10 +302,10 @@ fn require_approval_turns_allows_into_asks_and_keeps_denies() {
     );
     let gate_policy = Policy::builtin();
     let gate = Gate::new(&gate_policy);
-    let ok = gate.evaluate(&ToolCall::new("Bash", json!({"command": "ls"}), ws.path()), &ctx);
+    let ok = gate.evaluate(&crate::testing::call("Bash", json!({"command": "ls"}), ws.path()), &ctx);
     assert_eq!(ok.verdict(), Verdict::Ask);
     assert_eq!(ok.reasons()[0].code, BREAKER_REQUIRE_APPROVAL);
-    let bad = gate.evaluate(&ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path()), &ctx);
+    let bad = gate.evaluate(&crate::testing::call("Bash", json!({"command": "rm -rf /"}), ws.path()), &ctx);
     assert_eq!(bad.verdict(), Verdict::Deny);
 }
 
@@ -314,12 +314,15 @@ fn read_only_caps_writes_but_not_reads() {
     let ws = ws();
     let ctx = Context::new(ws.path()).with_home(None).with_breaker_state(BreakerPosition::ReadOnly, None, false);
     let p = Policy::builtin();
-    let w = Gate::new(&p)
-        .evaluate(&ToolCall::new("Write", json!({"file_path": ws.path().join("a"), "content": "x"}), ws.path()), &ctx);
+    let w = Gate::new(&p).evaluate(
+        &crate::testing::call("Write", json!({"file_path": ws.path().join("a"), "content": "x"}), ws.path()),
+        &ctx,
+    );
     assert_eq!(w.verdict(), Verdict::Deny);
     assert_eq!(w.reasons()[0].code, AUTONOMY_EXCEEDED);
     assert!(w.reasons()[0].message.contains("breaker read-only"), "{}", w.explain());
-    let r = Gate::new(&p).evaluate(&ToolCall::new("Read", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
+    let r = Gate::new(&p)
+        .evaluate(&crate::testing::call("Read", json!({"file_path": ws.path().join("a")}), ws.path()), &ctx);
     assert_eq!(r.verdict(), Verdict::Allow);
 }
 
@@ -328,9 +331,10 @@ fn break_glass_waives_what_it_names_but_never_a_backstop() {
     let ws = ws();
     let p = Policy::builtin();
     let gate = Gate::new(&p);
-    let push = ToolCall::new("Bash", json!({"command": "git push --force origin feature"}), ws.path());
-    let env_write = ToolCall::new("Write", json!({"file_path": ws.path().join(".env"), "content": "A=1"}), ws.path());
-    let rm_root = ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path());
+    let push = crate::testing::call("Bash", json!({"command": "git push --force origin feature"}), ws.path());
+    let env_write =
+        crate::testing::call("Write", json!({"file_path": ws.path().join(".env"), "content": "A=1"}), ws.path());
+    let rm_root = crate::testing::call("Bash", json!({"command": "rm -rf /"}), ws.path());
     let none = Context::new(ws.path()).with_home(None);
     assert_eq!(gate.evaluate(&push, &none).verdict(), Verdict::Deny);
     assert_eq!(gate.evaluate(&env_write, &none).verdict(), Verdict::Deny);
@@ -362,7 +366,7 @@ fn the_state_home_cannot_be_read_by_the_agent() {
         ("Bash", json!({"command": format!("cat {}/state.db", state.path().display())})),
         ("Grep", json!({"pattern": "argon2", "path": state.path()})),
     ] {
-        let d = gate.evaluate(&ToolCall::new(tool, input, ws.path()), &ctx);
+        let d = gate.evaluate(&crate::testing::call(tool, input, ws.path()), &ctx);
         assert_eq!(d.verdict(), Verdict::Deny, "{tool}: {}", d.explain());
         assert_eq!(d.reasons()[0].code, SELF_PROTECTION, "{tool}");
     }
@@ -388,7 +392,7 @@ fn a_grant_turns_an_ask_into_an_allow_but_never_a_deny() {
         grants: vec![grant("mcp__github__*", None, Some(1000)), grant("Bash", Some("rm -rf /"), None)],
         revoked_at: None,
     };
-    let mcp = ToolCall::new("mcp__github__create_issue", json!({"title": "x"}), ws.path());
+    let mcp = crate::testing::call("mcp__github__create_issue", json!({"title": "x"}), ws.path());
     let ctx = |now| Context::new(ws.path()).with_home(None).with_permissions(store.clone(), now);
     // The policy asks for MCP tools; the grant pre-authorises them until it expires.
     assert_eq!(gate.evaluate(&mcp, &Context::new(ws.path()).with_home(None)).verdict(), Verdict::Ask);
@@ -396,7 +400,7 @@ fn a_grant_turns_an_ask_into_an_allow_but_never_a_deny() {
     assert_eq!((d.verdict(), d.granted()), (Verdict::Allow, Some(4)));
     assert_eq!(gate.evaluate(&mcp, &ctx(1000)).verdict(), Verdict::Ask, "expired between two calls");
     // A deny stays a deny whatever the grant says.
-    let rm = ToolCall::new("Bash", json!({"command": "rm -rf /"}), ws.path());
+    let rm = crate::testing::call("Bash", json!({"command": "rm -rf /"}), ws.path());
     let d = gate.evaluate(&rm, &ctx(0));
     assert_eq!((d.verdict(), d.granted()), (Verdict::Deny, None));
     // The breaker's require-approval is not granted away.
@@ -410,7 +414,7 @@ fn yolo_approves_asks_but_every_backstop_holds() {
     let p = Policy::builtin();
     let gate = Gate::new(&p);
     let yolo = Context::new(ws.path()).with_home(None).with_mode(ExecutionMode::Yolo);
-    let call = |tool: &str, input: serde_json::Value| ToolCall::new(tool, input, ws.path());
+    let call = |tool: &str, input: serde_json::Value| crate::testing::call(tool, input, ws.path());
     // Asks become allows, and the decision says which.
     let mcp = call("mcp__x__y", json!({}));
     let d = gate.evaluate(&mcp, &yolo);
@@ -439,7 +443,7 @@ fn the_mode_by_risk_matrix() {
     let ws = ws();
     let p = Policy::builtin();
     let gate = Gate::new(&p);
-    let call = |tool: &str, input: serde_json::Value| ToolCall::new(tool, input, ws.path());
+    let call = |tool: &str, input: serde_json::Value| crate::testing::call(tool, input, ws.path());
     let read = call("Read", json!({"file_path": ws.path().join("a")}));
     let status = call("Bash", json!({"command": "git status"}));
     let edit = call("Write", json!({"file_path": ws.path().join("a"), "content": "x"}));
@@ -507,14 +511,17 @@ fn requests_to_internal_addresses_are_denied() {
         ("Bash", json!({"command": "nc 10.0.0.5 6379"})),
         ("Bash", json!({"command": "ssh root@192.168.1.10 uptime"})),
     ] {
-        let d = gate.evaluate(&ToolCall::new(tool, input.clone(), ws.path()), &ctx);
+        let d = gate.evaluate(&crate::testing::call(tool, input.clone(), ws.path()), &ctx);
         assert_eq!(d.verdict(), Verdict::Deny, "{input}: {}", d.explain());
         assert!(d.codes().contains(&SSRF_INTERNAL.to_string()), "{input}: {}", d.explain());
     }
-    let ok = gate
-        .evaluate(&ToolCall::new("WebFetch", json!({"url": "https://docs.rs/serde", "prompt": "p"}), ws.path()), &ctx);
+    let ok = gate.evaluate(
+        &crate::testing::call("WebFetch", json!({"url": "https://docs.rs/serde", "prompt": "p"}), ws.path()),
+        &ctx,
+    );
     assert_eq!(ok.verdict(), Verdict::Allow, "{}", ok.explain());
-    let bad = gate.evaluate(&ToolCall::new("WebFetch", json!({"url": "not a url", "prompt": "p"}), ws.path()), &ctx);
+    let bad =
+        gate.evaluate(&crate::testing::call("WebFetch", json!({"url": "not a url", "prompt": "p"}), ws.path()), &ctx);
     assert_eq!(bad.verdict(), Verdict::Deny);
 }
 
@@ -522,7 +529,7 @@ fn requests_to_internal_addresses_are_denied() {
 fn unattended_clean_up_below_the_temp_dir_is_allowed_unless_the_workspace_lives_there() {
     let policy = Policy::builtin();
     let run = |ws: &std::path::Path, mode: ExecutionMode, cmd: &str| {
-        let call = ToolCall::new("Bash", json!({ "command": cmd }), ws);
+        let call = crate::testing::call("Bash", json!({ "command": cmd }), ws);
         Gate::new(&policy).evaluate(&call, &Context::new(ws).with_home(None).with_mode(mode).with_confinement(true))
     };
     // A workspace outside the temp directories (it need not exist: paths resolve lexically).
@@ -541,7 +548,7 @@ fn unattended_clean_up_below_the_temp_dir_is_allowed_unless_the_workspace_lives_
 }
 
 fn bash_in(policy: &Policy, cmd: &str, ws: &std::path::Path, mode: ExecutionMode) -> Decision {
-    let call = ToolCall::new("Bash", json!({ "command": cmd }), ws);
+    let call = crate::testing::call("Bash", json!({ "command": cmd }), ws);
     Gate::new(policy).evaluate(&call, &Context::new(ws).with_home(None).with_mode(mode))
 }
 
@@ -576,7 +583,7 @@ fn a_present_human_is_asked_about_approvable_destructive_operations() {
     assert_eq!(d.verdict(), Verdict::Ask, "{}", d.explain());
     assert!(d.codes().contains(&"autonomy-exceeded".to_string()), "{:?}", d.codes());
     assert_eq!(bash_in(&p, "kubectl delete pod web-1", ws.path(), ExecutionMode::Unattended).verdict(), Verdict::Deny);
-    let call = ToolCall::new("Bash", json!({ "command": "kubectl delete pod web-1" }), ws.path());
+    let call = crate::testing::call("Bash", json!({ "command": "kubectl delete pod web-1" }), ws.path());
     let capped =
         Context::new(ws.path()).with_home(None).with_mode(ExecutionMode::Normal).with_breaker(BreakerPosition::PrOnly);
     let op =
@@ -636,7 +643,7 @@ fn fetch_tools_check_what_a_name_resolves_to() {
         ("public.example.com".into(), vec!["93.184.216.34".parse().unwrap()]),
     ]);
     let fetch = |url: &str, dns: crate::Dns| {
-        let call = ToolCall::new("WebFetch", json!({ "url": url, "prompt": "p" }), ws.path());
+        let call = crate::testing::call("WebFetch", json!({ "url": url, "prompt": "p" }), ws.path());
         Gate::new(&p).evaluate(&call, &Context::new(ws.path()).with_home(None).with_dns(dns))
     };
     let d = fetch("https://inside.example.com/admin", table.clone());

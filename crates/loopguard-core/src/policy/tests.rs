@@ -339,7 +339,7 @@ fn a_policy_pack_file_is_read_checked_and_applied() {
             .unwrap();
     assert!(p.packs().has_code("acme-wipe"));
     let ws = tempfile::tempdir().unwrap();
-    let call = crate::ToolCall::new("Bash", serde_json::json!({"command": "acmectl wipe t1"}), ws.path());
+    let call = crate::testing::call("Bash", serde_json::json!({"command": "acmectl wipe t1"}), ws.path());
     let d = crate::Gate::new(&p).evaluate(&call, &crate::Context::new(ws.path()).with_home(None));
     assert_eq!(d.verdict(), Verdict::Deny, "{}", d.explain());
     assert_eq!(d.codes(), ["acme-wipe"]);

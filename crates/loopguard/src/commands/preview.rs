@@ -8,6 +8,7 @@ pub fn run(env: &Env, args: PreviewArgs) -> Result<ExitCode, String> {
         home: env.home.as_deref(),
         timeout: std::time::Duration::from_millis(timeout_ms),
     };
+    // `--call` takes Claude Code's tool-call JSON (`tool_name`, `tool_input`).
     let calls: Vec<(String, serde_json::Value)> = match (command, call) {
         (Some(c), None) => vec![("Bash".into(), serde_json::json!({ "command": c }))],
         (None, Some(c)) => {
@@ -34,6 +35,8 @@ pub fn run(env: &Env, args: PreviewArgs) -> Result<ExitCode, String> {
         }
         _ => return Err("name what to preview: --command CMD or --call JSON (or --call - for stdin)".into()),
     };
+    let calls: Vec<(String, loopguard_core::Action)> =
+        calls.into_iter().map(|(t, i)| (t.clone(), loopguard::hosts::claude_code::tools::action(&t, &i))).collect();
     let results = loopguard::preview::preview_batch(&calls, &ctx);
     if json {
         let v: Vec<serde_json::Value> = results

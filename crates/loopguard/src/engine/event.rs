@@ -2,7 +2,7 @@
 //! ([`Answer`]). Nothing here names a host: each adapter maps its own event names, fields and
 //! tool names onto these types, and renders the answer in its own protocol.
 
-use loopguard_core::{Decision, ExecutionMode};
+use loopguard_core::{Action, Decision, ExecutionMode};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -35,9 +35,8 @@ pub struct ToolUse {
     pub input: Value,
     /// The host's id for this call.
     pub use_id: Option<String>,
-    /// For a shell tool, the command line it runs: the adapter knows which of its tools and
-    /// which field that is. The engine wraps, merge-checks and scans outgoing data by this.
-    pub shell_command: Option<String>,
+    /// What it does (the adapter maps its tool and fields onto this).
+    pub action: Action,
 }
 
 /// A finished call's result, for [`EventKind::ToolResult`].
@@ -53,6 +52,11 @@ pub struct ToolResult {
     pub is_interrupt: Option<bool>,
     /// How long the call ran.
     pub duration_ms: Option<u64>,
+    /// What the tool printed that a test run would show (a shell's stdout and stderr, a file
+    /// read's content), for the breaker's test counts.
+    pub text: Option<String>,
+    /// The file as it was before a whole-file write, when the host reports it (ping-pong).
+    pub original: Option<String>,
 }
 
 /// One host event in host-neutral form.
@@ -99,7 +103,7 @@ impl HostEvent {
 
     /// The shell command of a shell tool call.
     pub fn shell_command(&self) -> Option<&str> {
-        self.tool.as_ref().and_then(|t| t.shell_command.as_deref())
+        self.tool.as_ref().and_then(|t| t.action.shell_command())
     }
 }
 

@@ -2,8 +2,7 @@
 //! make it stricter (`escalate`, `escalate_to_deny`).
 
 use loopguard_core::reasons::*;
-use loopguard_core::{Decision, Policy, Reason, RiskLevel, Verdict};
-use serde_json::Value;
+use loopguard_core::{Action, Decision, Policy, Reason, RiskLevel, Verdict};
 use std::path::Path;
 
 /// The auto-merge prohibition: a call the gate lets through at the `merge` level (the policy
@@ -108,8 +107,7 @@ pub(super) fn outgoing_gate(
 /// stale data).
 pub(super) fn advisory_gate(
     decision: Decision,
-    tool: &str,
-    input: &Value,
+    action: &Action,
     cwd: &Path,
     state: &Path,
     cfg: &loopguard_core::policy::AdvisoryConfig,
@@ -117,7 +115,7 @@ pub(super) fn advisory_gate(
     if decision.verdict() == Verdict::Deny {
         return (decision, None);
     }
-    let Some(changes) = crate::advisories::dependency_changes(tool, input, cwd) else {
+    let Some(changes) = crate::advisories::dependency_changes(action, cwd) else {
         return (decision, None);
     };
     match changes.and_then(|deps| crate::advisories::gate(state, &deps, cfg)) {

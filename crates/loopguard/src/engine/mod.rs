@@ -108,6 +108,7 @@ impl<'a> Engine<'a> {
         let confine = kernel && self.caps.rewrite_input;
         let call = ToolCall {
             tool: tool.name.clone(),
+            action: tool.action.clone(),
             input: tool.input.clone(),
             cwd: ev.cwd.clone(),
             session: Some(ev.session.clone()),
@@ -233,7 +234,7 @@ impl<'a> Engine<'a> {
         let decision = gates::merge_gate(decision, command, &p.workspace, policy, home);
         let decision = gates::outgoing_gate(decision, command, &ev.cwd, home, policy);
         let (decision, advisory) = match &ev.tool {
-            Some(t) => gates::advisory_gate(decision, &t.name, &t.input, &ev.cwd, &p.state, policy.advisories()),
+            Some(t) => gates::advisory_gate(decision, &t.action, &ev.cwd, &p.state, policy.advisories()),
             None => (decision, None),
         };
         let decision = gates::approval_gate(decision, &plane.drift);
@@ -353,10 +354,12 @@ impl<'a> Engine<'a> {
     /// The breaker learns from results: test counts and edits going back and forth. Most
     /// results say nothing to it: then no policy load and no state file.
     fn observe(&self, ev: &HostEvent, p: &Place) -> Result<(), String> {
-        let (Some(tool), Some(resp)) = (&ev.tool, ev.result.as_ref().and_then(|r| r.response.as_ref())) else {
+        let (Some(tool), Some(r)) = (&ev.tool, ev.result.as_ref().filter(|r| r.response.is_some())) else {
             return Ok(());
         };
-        let Some(obs) = crate::breaker::observe(&tool.name, &tool.input, resp) else { return Ok(()) };
+        let Some(obs) = crate::breaker::observe(&tool.action, r.text.as_deref(), r.original.as_deref()) else {
+            return Ok(());
+        };
         let plane = effective::plane(self.env, &p.state, &p.workspace);
         let policy = effective::load_with(self.env, &p.workspace, &plane).map_err(|e| e.to_string())?;
         let ws_key = workspace_key(&p.workspace);

@@ -10,6 +10,8 @@
 //!   the reason on stderr, exit 2. Stop is the exception: exit 2 there would make the agent keep
 //!   going, so a failing Stop exits 0 with the reason on stderr.
 
+pub mod tools;
+
 use super::{Exit, HookOutcome, Host, MAX_INPUT_BYTES, Rejected};
 use crate::engine::{Answer, Capabilities, EventKind, HookError, HostEvent, ToolResult, ToolUse};
 use loopguard_core::{Decision, ExecutionMode, Verdict};
@@ -185,8 +187,7 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     };
     let mut ev = HostEvent::new(kind, &name, session, cwd.clone());
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(String::from);
-    ev.mode =
-        obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, ExecutionMode::from_claude);
+    ev.mode = obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, tools::mode);
     ev.transcript = text("transcript_path").map(PathBuf::from);
     ev.why = text(if kind == EventKind::SessionStart { "source" } else { "reason" });
     ev.prompt_bytes = obj.get("prompt").and_then(Value::as_str).map(str::len);
@@ -206,12 +207,16 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
                 tool_use(&name, obj.get("tool_input").cloned().unwrap_or(Value::Null), text("tool_use_id"))
             });
             let size = |k: &str| obj.get(k).map(|v| v.to_string().len());
+            let response = obj.get("tool_response");
+            let tool = text("tool_name").unwrap_or_default();
             ev.result = Some(ToolResult {
-                response: obj.get("tool_response").cloned(),
+                response: response.cloned(),
                 response_bytes: size("tool_response"),
                 error_bytes: size("error"),
                 is_interrupt: obj.get("is_interrupt").and_then(Value::as_bool),
                 duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
+                text: response.and_then(|r| tools::result_text(&tool, r)),
+                original: response.and_then(|r| r.get("originalFile")).and_then(Value::as_str).map(String::from),
             });
         }
         _ => {}
@@ -219,8 +224,7 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     Ok(ev)
 }
 
-/// Claude Code's tool, with the shell command of its `Bash` tool.
+/// Claude Code's tool, with what it does.
 fn tool_use(name: &str, input: Value, use_id: Option<String>) -> ToolUse {
-    let shell_command = (name == "Bash").then(|| input.get("command").and_then(Value::as_str).map(String::from));
-    ToolUse { name: name.to_string(), input, use_id, shell_command: shell_command.flatten() }
+    ToolUse { name: name.to_string(), action: tools::action(name, &input), input, use_id }
 }
