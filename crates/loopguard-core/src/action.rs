@@ -3,8 +3,6 @@
 //! never a host's tool name or field name. The host's tool name stays on the [`crate::ToolCall`]
 //! for the policy's `[tools]` table, messages and the audit log.
 
-use crate::tools::ToolKind;
-
 /// What a tool call does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -142,4 +140,25 @@ impl Action {
         };
         edits.iter().map(|e| e.old.as_str())
     }
+}
+
+/// What kind of thing a tool does; decides which checks see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// Runs shell commands.
+    Shell,
+    /// Reads files.
+    FileRead,
+    /// Writes or edits one file.
+    FileWrite,
+    /// Searches or lists files.
+    Search,
+    /// Reaches the network (a URL fetch, a web search).
+    Network,
+    /// Starts a sub-agent; its own tool calls come through the gate too.
+    Agent,
+    /// Bookkeeping with no effect outside the host (todo lists, plan mode).
+    Meta,
+    /// A tool served by an MCP server: anything at all.
+    Mcp,
 }

@@ -350,7 +350,7 @@ fn confirmation(
 /// denylisted paths, the breaker's stop) are untouched. Returns the codes it approved.
 fn yolo(findings: &mut [Finding]) -> Vec<String> {
     if findings.iter().any(|f| f.verdict == Verdict::Deny)
-        || findings.iter().any(|f| f.verdict == Verdict::Ask && BACKSTOPS.contains(&f.code.as_str()))
+        || findings.iter().any(|f| f.verdict == Verdict::Ask && Code::of(&f.code).is_backstop())
     {
         return Vec::new();
     }
@@ -367,7 +367,7 @@ fn yolo(findings: &mut [Finding]) -> Vec<String> {
 fn grant(findings: &mut [Finding], call: &ToolCall, ctx: &Context) -> Option<i64> {
     let strictest = findings.iter().map(|f| f.verdict).max()?;
     if strictest != Verdict::Ask
-        || findings.iter().any(|f| f.verdict == Verdict::Ask && BACKSTOPS.contains(&f.code.as_str()))
+        || findings.iter().any(|f| f.verdict == Verdict::Ask && Code::of(&f.code).is_backstop())
     {
         return None;
     }
@@ -385,7 +385,7 @@ fn waive(findings: &mut [Finding], ctx: &Context) -> Vec<String> {
     if ctx.waivers.is_empty() {
         return waived;
     }
-    for f in findings.iter_mut().filter(|f| f.verdict > Verdict::Allow && !BACKSTOPS.contains(&f.code.as_str())) {
+    for f in findings.iter_mut().filter(|f| f.verdict > Verdict::Allow && !Code::of(&f.code).is_backstop()) {
         let by = ctx.waivers.iter().find(|w| {
             w.rules.contains(&f.code)
                 || f.target

@@ -31,7 +31,7 @@ mod risk;
 mod testing;
 mod tools;
 
-pub use action::{Action, Change, Edit};
+pub use action::{Action, Change, Edit, ToolKind};
 pub use autonomy::{AutonomyLevel, BreakerPosition, ExecutionMode};
 pub use call::{Context, Dns, ToolCall, Waiver};
 pub use decision::{Decision, Finding, Reason, Verdict};
@@ -39,4 +39,4 @@ pub use gate::Gate;
 pub use policy::Policy;
 pub use reasons::{REASON_CODES, ReasonCode};
 pub use risk::RiskLevel;
-pub use tools::{ToolKind, ToolMetadata};
+pub use tools::ToolMetadata;

@@ -2,7 +2,7 @@
 //! (a test keeps the two in step). Policy `[[commands]]` rules add codes of their own.
 
 /// A built-in reason code and a one-line description.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReasonCode {
     /// The stable kebab-case code.
     pub code: &'static str,
@@ -180,6 +180,36 @@ pub const HUMAN_APPROVABLE: &[&str] = &[
     NETWORK_REMOTE_DELETE,
 ];
 
+/// A reason code, typed: one of loopguard's own (with its summary), or the code of a rule a policy
+/// or a pack defines (which can never name a built-in: the policy reader refuses that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code<'a> {
+    /// A built-in code.
+    Builtin(&'static ReasonCode),
+    /// A rule's own code.
+    Rule(&'a str),
+}
+
+impl<'a> Code<'a> {
+    /// The typed form of a code.
+    pub fn of(code: &'a str) -> Self {
+        REASON_CODES.iter().find(|r| r.code == code).map_or(Code::Rule(code), Code::Builtin)
+    }
+
+    /// The code as written.
+    pub fn as_str(&self) -> &'a str {
+        match self {
+            Code::Builtin(r) => r.code,
+            Code::Rule(c) => c,
+        }
+    }
+
+    /// A backstop ([`BACKSTOPS`]): no break-glass waives it, no grant or yolo allows it.
+    pub fn is_backstop(&self) -> bool {
+        matches!(self, Code::Builtin(r) if BACKSTOPS.contains(&r.code))
+    }
+}
+
 /// Rules no break-glass can waive (the forbidden backstops): loopguard protecting itself, secrets
 /// leaving, the breaker and autonomy caps, fail-closed errors, and the unrecoverable commands.
 pub const BACKSTOPS: &[&str] = &[
@@ -201,3 +231,26 @@ pub const BACKSTOPS: &[&str] = &[
     CANARY_TRIPPED,
     APPROVAL_DRIFT,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_typed_and_backstops_known() {
+        assert_eq!(
+            Code::of(SELF_PROTECTION),
+            Code::Builtin(REASON_CODES.iter().find(|r| r.code == SELF_PROTECTION).unwrap())
+        );
+        assert!(Code::of(SELF_PROTECTION).is_backstop());
+        assert!(Code::of(SECRET_IN_OUTGOING).is_backstop());
+        assert!(!Code::of(DESTRUCTIVE_GIT_PUSH_FORCE).is_backstop());
+        // A rule's own code is never a backstop, even when it looks like one.
+        assert_eq!(Code::of("acme-wipe"), Code::Rule("acme-wipe"));
+        assert!(!Code::of("acme-wipe").is_backstop());
+        assert_eq!(Code::of("acme-wipe").as_str(), "acme-wipe");
+        for b in BACKSTOPS {
+            assert!(matches!(Code::of(b), Code::Builtin(_)), "{b} is not a registered code");
+        }
+    }
+}

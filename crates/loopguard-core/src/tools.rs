@@ -1,26 +1,5 @@
-use crate::action::Action;
+use crate::action::{Action, ToolKind};
 use crate::{AutonomyLevel, RiskLevel};
-
-/// What kind of thing a tool does; decides which checks see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    /// Runs shell commands.
-    Shell,
-    /// Reads files.
-    FileRead,
-    /// Writes or edits one file.
-    FileWrite,
-    /// Searches or lists files.
-    Search,
-    /// Reaches the network (a URL fetch, a web search).
-    Network,
-    /// Starts a sub-agent; its own tool calls come through the gate too.
-    Agent,
-    /// Bookkeeping with no effect outside the host (todo lists, plan mode).
-    Meta,
-    /// A tool served by an MCP server: anything at all.
-    Mcp,
-}
 
 /// What loopguard knows about a tool before looking at its input: its kind's base risk and the
 /// autonomy level it needs (a shell call's level comes from the analysis of its command).

@@ -27,7 +27,6 @@ use crate::store::{BreakGlass, Store};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::Policy;
 use loopguard_core::breaker::{BreakerState, Metrics, ResetRule, Trigger, TripAction, fmt_value};
-use loopguard_core::reasons::BACKSTOPS;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
