@@ -40,32 +40,7 @@ impl<'p> Gate<'p> {
         let base_risk = meta.map_or(RiskLevel::High, |m| m.risk);
         let mut network = false;
 
-        match (policy.tool_verdict(&call.tool), meta) {
-            (Some(v), _) if v > Verdict::Allow => findings.push(
-                Finding::new(
-                    TOOL_POLICY,
-                    v,
-                    base_risk,
-                    format!("The policy sets `{}` for the tool `{}`.", v.as_str(), call.tool),
-                )
-                .with_remedy("use another tool, or ask the human to change [tools] in their policy."),
-            ),
-            (Some(_), _) | (None, Some(_)) => {}
-            (None, None) => {
-                let v = policy.unknown_tool();
-                if v > Verdict::Allow {
-                    findings.push(
-                        Finding::new(
-                            UNKNOWN_TOOL,
-                            v,
-                            RiskLevel::High,
-                            format!("`{}` is not a tool loopguard knows.", call.tool),
-                        )
-                        .with_remedy(format!("ask the human to add \"{}\" to [tools] in their policy.", call.tool)),
-                    );
-                }
-            }
-        }
+        findings.extend(tool_policy(policy, call, meta, base_risk));
 
         if !call.input.is_object() {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
@@ -82,50 +57,7 @@ impl<'p> Gate<'p> {
         }
         findings.extend(secrets_in_arguments(call, policy.secrets_ask_score()));
         findings.extend(canaries_in_arguments(call, &ctx.canaries));
-        match effective {
-            None => findings.push(
-                Finding::new(
-                    BREAKER_STOPPED,
-                    Verdict::Deny,
-                    RiskLevel::Critical,
-                    format!(
-                        "Paused, not failed: loopguard's circuit breaker stopped this run ({}).",
-                        ctx.paused.as_deref().unwrap_or("tripped")
-                    ),
-                )
-                .with_remedy("stop here and report what you were doing; a human reviews the run (see STATE.md) and resets the breaker with `loopguard breaker reset`."),
-            ),
-            Some(eff) if required > eff => {
-                let cap = if ctx.breaker < BreakerPosition::FullAuto {
-                    format!(", breaker {}", ctx.breaker.as_str())
-                } else {
-                    String::new()
-                };
-                // With a human present (normal, auto-edit), the policy's level is a line the
-                // human may let one call cross; a breaker's cap is not.
-                let breaker_binds = ctx.breaker.cap().is_none_or(|c| required > c);
-                let verdict = if matches!(ctx.mode, ExecutionMode::Normal | ExecutionMode::AutoEdit) && !breaker_binds {
-                    Verdict::Ask
-                } else {
-                    Verdict::Deny
-                };
-                findings.push(
-                    Finding::new(
-                        AUTONOMY_EXCEEDED,
-                        verdict,
-                        RiskLevel::High,
-                        format!(
-                            "This call needs autonomy level `{}`, above the effective level `{}` (policy `{}`{cap}).",
-                            required.as_str(),
-                            eff.as_str(),
-                            policy.autonomy().as_str()
-                        ),
-                    )
-                    .with_remedy("stay within the current level, or leave this step to the human."),
-                );
-            }
-            Some(_) => {}
-        }
+        findings.extend(autonomy(policy, ctx, required, effective));
 
         // The policy's per-rule decisions; "allow" switches a rule off.
         for f in &mut findings {
@@ -139,20 +71,7 @@ impl<'p> Gate<'p> {
         confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
         let granted = grant(&mut findings, call, ctx);
         let yolo = if ctx.mode == ExecutionMode::Yolo { yolo(&mut findings) } else { Vec::new() };
-        if ctx.require_approval && ctx.breaker > BreakerPosition::Stopped {
-            findings.push(
-                Finding::new(
-                    BREAKER_REQUIRE_APPROVAL,
-                    Verdict::Ask,
-                    RiskLevel::Medium,
-                    format!(
-                        "loopguard's circuit breaker requires a human to approve each call ({}).",
-                        ctx.paused.as_deref().unwrap_or("tripped")
-                    ),
-                )
-                .with_remedy("wait for the human's approval, or slow down."),
-            );
-        }
+        findings.extend(require_approval(ctx));
         Decision::from_findings(findings, base_risk, required, effective)
             .with_waived(waived)
             .with_granted(granted)
@@ -214,6 +133,106 @@ impl Gate<'_> {
         }
         (findings, None, false)
     }
+}
+
+/// The policy's `[tools]` entry for the call's tool, or its `unknown_tool` decision for a tool
+/// no adapter knows.
+fn tool_policy(policy: &Policy, call: &ToolCall, meta: Option<ToolMetadata>, base_risk: RiskLevel) -> Option<Finding> {
+    match (policy.tool_verdict(&call.tool), meta) {
+        (Some(v), _) if v > Verdict::Allow => Some(
+            Finding::new(
+                TOOL_POLICY,
+                v,
+                base_risk,
+                format!("The policy sets `{}` for the tool `{}`.", v.as_str(), call.tool),
+            )
+            .with_remedy("use another tool, or ask the human to change [tools] in their policy."),
+        ),
+        (Some(_), _) | (None, Some(_)) => None,
+        (None, None) => {
+            let v = policy.unknown_tool();
+            (v > Verdict::Allow).then(|| {
+                Finding::new(
+                    UNKNOWN_TOOL,
+                    v,
+                    RiskLevel::High,
+                    format!("`{}` is not a tool loopguard knows.", call.tool),
+                )
+                .with_remedy(format!("ask the human to add \"{}\" to [tools] in their policy.", call.tool))
+            })
+        }
+    }
+}
+
+/// The autonomy check: a stopped breaker pauses everything; a call needing more than the
+/// effective level (min of policy and breaker cap) is asked (a present human may let one call
+/// cross the policy's line) or denied (a breaker's cap, or nobody to ask).
+fn autonomy(
+    policy: &Policy,
+    ctx: &Context,
+    required: AutonomyLevel,
+    effective: Option<AutonomyLevel>,
+) -> Option<Finding> {
+    let Some(eff) = effective else {
+        return Some(
+            Finding::new(
+                BREAKER_STOPPED,
+                Verdict::Deny,
+                RiskLevel::Critical,
+                format!(
+                    "Paused, not failed: loopguard's circuit breaker stopped this run ({}).",
+                    ctx.paused.as_deref().unwrap_or("tripped")
+                ),
+            )
+            .with_remedy("stop here and report what you were doing; a human reviews the run (see STATE.md) and resets the breaker with `loopguard breaker reset`."),
+        );
+    };
+    if required <= eff {
+        return None;
+    }
+    let cap = if ctx.breaker < BreakerPosition::FullAuto {
+        format!(", breaker {}", ctx.breaker.as_str())
+    } else {
+        String::new()
+    };
+    // With a human present (normal, auto-edit), the policy's level is a line the human may let
+    // one call cross; a breaker's cap is not.
+    let breaker_binds = ctx.breaker.cap().is_none_or(|c| required > c);
+    let verdict = if matches!(ctx.mode, ExecutionMode::Normal | ExecutionMode::AutoEdit) && !breaker_binds {
+        Verdict::Ask
+    } else {
+        Verdict::Deny
+    };
+    Some(
+        Finding::new(
+            AUTONOMY_EXCEEDED,
+            verdict,
+            RiskLevel::High,
+            format!(
+                "This call needs autonomy level `{}`, above the effective level `{}` (policy `{}`{cap}).",
+                required.as_str(),
+                eff.as_str(),
+                policy.autonomy().as_str()
+            ),
+        )
+        .with_remedy("stay within the current level, or leave this step to the human."),
+    )
+}
+
+/// A tripped breaker that requires a human to approve each call.
+fn require_approval(ctx: &Context) -> Option<Finding> {
+    (ctx.require_approval && ctx.breaker > BreakerPosition::Stopped).then(|| {
+        Finding::new(
+            BREAKER_REQUIRE_APPROVAL,
+            Verdict::Ask,
+            RiskLevel::Medium,
+            format!(
+                "loopguard's circuit breaker requires a human to approve each call ({}).",
+                ctx.paused.as_deref().unwrap_or("tripped")
+            ),
+        )
+        .with_remedy("wait for the human's approval, or slow down.")
+    })
 }
 
 /// Code the analysis cannot see into (`shell-opaque-code`). Unattended, nobody can be asked: it
