@@ -15,6 +15,38 @@ pub fn break_glass(
 ) -> Result<String, String> {
     let policy = policy(env, t)?;
     let cfg = policy.breaker();
+    let secs = validate(&policy, scope, duration, reason)?;
+    let dual = scope.iter().any(|s| cfg.dual_control.contains(s));
+    if dual && operators.len() < 2 {
+        return Err(format!("the policy demands dual control for {}: name two different operators", scope.join(", ")));
+    }
+    let mut store = t.store()?;
+    operator::authenticate(&mut store, operators, secrets, "break-glass")?;
+    let n = now();
+    let bg = BreakGlass {
+        id: 0,
+        operators: operators.to_vec(),
+        scope: scope.to_vec(),
+        reason: reason.to_string(),
+        from: n,
+        until: n + i64::try_from(secs).unwrap_or(0),
+    };
+    let id = store.write(|tx| tx.add_break_glass(&t.key, &bg))?;
+    hot::write(&t.state, &t.key, |tx| {
+        let mut doc = tx.doc();
+        doc.ws.waivers.retain(|w| w.until > n);
+        doc.ws.waivers.push(crate::model::ActiveWaiver { id, scope: bg.scope.clone(), until: bg.until });
+        tx.mark_tripped();
+        Ok(())
+    })?;
+    record(t, id, &bg, dual)?;
+    Ok(format!("break-glass #{id} in force until {} for {}\n", time(bg.until), scope.join(", ")))
+}
+
+/// The scope (rule codes loopguard knows that are not backstops, path globs), the reason and the
+/// duration (within the policy's maximum), checked before any passphrase is asked.
+fn validate(policy: &Policy, scope: &[String], duration: Option<&str>, reason: &str) -> Result<u64, String> {
+    let cfg = policy.breaker();
     if reason.trim().is_empty() {
         return Err("--reason must say why the glass is broken".into());
     }
@@ -41,29 +73,13 @@ pub fn break_glass(
     if secs == 0 || secs > cfg.break_glass_max {
         return Err(format!("--for must be more than 0 and at most {} s (break_glass.max)", cfg.break_glass_max));
     }
-    let dual = scope.iter().any(|s| cfg.dual_control.contains(s));
-    if dual && operators.len() < 2 {
-        return Err(format!("the policy demands dual control for {}: name two different operators", scope.join(", ")));
-    }
-    let mut store = t.store()?;
-    operator::authenticate(&mut store, operators, secrets, "break-glass")?;
-    let n = now();
-    let bg = BreakGlass {
-        id: 0,
-        operators: operators.to_vec(),
-        scope: scope.to_vec(),
-        reason: reason.to_string(),
-        from: n,
-        until: n + i64::try_from(secs).unwrap_or(0),
-    };
-    let id = store.write(|tx| tx.add_break_glass(&t.key, &bg))?;
-    hot::write(&t.state, &t.key, |tx| {
-        let mut doc = tx.doc();
-        doc.ws.waivers.retain(|w| w.until > n);
-        doc.ws.waivers.push(crate::model::ActiveWaiver { id, scope: bg.scope.clone(), until: bg.until });
-        tx.mark_tripped();
-        Ok(())
-    })?;
+    Ok(secs)
+}
+
+/// Puts a break-glass on record: its own signed log, the main audit log, and a post-event review
+/// in STATE.md.
+fn record(t: &Target, id: i64, bg: &BreakGlass, dual: bool) -> Result<(), String> {
+    let (operators, scope, reason, n) = (&bg.operators, &bg.scope, &bg.reason, bg.from);
     let details = json!({
         "id": id, "operators": operators, "scope": scope, "reason": reason, "from": time(bg.from),
         "until": time(bg.until), "dual_control": dual, "actor": actor(),
@@ -97,5 +113,5 @@ pub fn break_glass(
     };
     crate::escalation::escalate(&t.state, &t.workspace, &review)
         .map_err(|e| format!("break-glass #{id} is in force, but STATE.md could not be updated: {e}"))?;
-    Ok(format!("break-glass #{id} in force until {} for {}\n", time(bg.until), scope.join(", ")))
+    Ok(())
 }

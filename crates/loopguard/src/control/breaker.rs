@@ -59,6 +59,17 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
     if as_json {
         return Ok((format!("{v:#}\n"), tripped));
     }
+    Ok((render_status(t, cfg, &state, metrics.as_ref(), &bg), tripped))
+}
+
+/// `breaker status` for a human.
+fn render_status(
+    t: &Target,
+    cfg: &loopguard_core::policy::BreakerConfig,
+    state: &BreakerState,
+    metrics: Option<&RunMetrics>,
+    bg: &[crate::model::ActiveWaiver],
+) -> String {
     let mut out = format!(
         "breaker of {} ({} profile): {}{}\n",
         t.workspace.display(),
@@ -78,7 +89,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
             tr.reset.as_str()
         ));
     }
-    if let Some(m) = &metrics {
+    if let Some(m) = metrics {
         out.push_str(&format!("run {} (since {}):\n", m.run.session, time(m.run.started_at)));
         for r in cfg.rules.iter().filter(|r| r.trigger != Trigger::SpendVelocity) {
             let v = m.reading(r.trigger, r.window).value;
@@ -96,10 +107,10 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
     } else {
         out.push_str("no run recorded in this workspace yet\n");
     }
-    for g in &bg {
+    for g in bg {
         out.push_str(&format!("break-glass #{} until {}: {}\n", g.id, time(g.until), g.scope.join(", ")));
     }
-    Ok((out, tripped))
+    out
 }
 
 /// `breaker reset`: a human clears trips (all, or one trigger's). Needs an operator's passphrase.
