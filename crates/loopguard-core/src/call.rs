@@ -25,6 +25,28 @@ impl ToolCall {
     }
 }
 
+/// Facts about a repository's working tree that only running git can tell. Core runs no
+/// process: the host side supplies this (`loopguard::git::GitWorktree`), tests their own.
+pub trait Worktree: std::fmt::Debug + Send + Sync {
+    /// The files `git status` reports as changed or untracked under `dir` (absolute paths), or
+    /// `None` when that cannot be told (not a repository, git missing, bad output).
+    fn changed_files(&self, dir: &Path) -> Option<Vec<String>>;
+}
+
+/// A shared [`Worktree`], compared by identity.
+#[derive(Debug, Clone, Default)]
+pub struct WorktreeRef(pub Option<std::sync::Arc<dyn Worktree>>);
+
+impl PartialEq for WorktreeRef {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
 /// What the gate knows about the run around a call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Context {
@@ -59,6 +81,9 @@ pub struct Context {
     pub confinement: bool,
     /// How the host names of fetch tools' URLs are resolved to check their addresses.
     pub dns: Dns,
+    /// What the analysis may ask about the repository around a call; `None`: nothing can be
+    /// asked, and what needs it is asked of a human.
+    pub worktree: WorktreeRef,
 }
 
 /// How the gate resolves the host name of a URL a fetch tool is asked to read, so a public-looking
@@ -108,7 +133,14 @@ impl Context {
             canary_files: Vec::new(),
             confinement: false,
             dns: Dns::Off,
+            worktree: WorktreeRef(None),
         }
+    }
+
+    /// Lets the analysis ask git about the working tree.
+    pub fn with_worktree(mut self, worktree: std::sync::Arc<dyn Worktree>) -> Self {
+        self.worktree = WorktreeRef(Some(worktree));
+        self
     }
 
     /// Sets how fetch tools' host names are resolved.

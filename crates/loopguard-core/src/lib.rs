@@ -33,7 +33,7 @@ mod tools;
 
 pub use action::{Action, Change, Edit, ToolKind};
 pub use autonomy::{AutonomyLevel, BreakerPosition, ExecutionMode};
-pub use call::{Context, Dns, ToolCall, Waiver};
+pub use call::{Context, Dns, ToolCall, Waiver, Worktree, WorktreeRef};
 pub use decision::{Decision, Finding, Reason, Verdict};
 pub use gate::Gate;
 pub use policy::Policy;

@@ -6,6 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
 use loopguard_core::packs::BUILTIN_PACKS;
 use loopguard_core::policy::LayerKind;
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
@@ -124,7 +125,7 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
     let user = format!("[packs]\nenable = [{}]\n", ids.join(", "));
     let policy = Policy::from_layers(&[(LayerKind::User, "user.toml".into(), user)]).unwrap();
     let gate = Gate::new(&policy);
-    let ctx = Context::new(&ws).with_home(Some(&home)).with_confinement(true);
+    let ctx = Context::new(&ws).with_worktree(common::worktree()).with_home(Some(&home)).with_confinement(true);
 
     let listed: HashMap<(String, String), (String, String)> = data("on-purpose.tsv")
         .lines()

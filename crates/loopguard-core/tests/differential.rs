@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
 use loopguard_core::Context;
 use loopguard_core::checks::paths::PathValidator;
 use loopguard_core::checks::paths::resolve;
@@ -238,7 +239,7 @@ fn every_write_bash_performs_was_predicted() {
         let tmp = root.path().join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
         setup(&dir);
-        let ctx = Context::new(&dir).with_home(Some(&root.path().join("home")));
+        let ctx = Context::new(&dir).with_worktree(common::worktree()).with_home(Some(&root.path().join("home")));
         let report = analyze(&cmd, &dir, &ctx, Knowledge::builtin(), &PathValidator::new([dir.as_path()]));
         // Targets the analyser cannot know (`$f`) are asked about instead of predicted.
         let unknown_targets = report.findings.iter().any(|f| f.code == "shell-dynamic-command");

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
 use std::path::Path;
 
@@ -53,6 +54,7 @@ fn shell_fixture_cases() {
     let user_policy = home.join(".config/loopguard/policy.toml");
     // Unattended, with the kernel sandbox in use (the default where the kernel can confine).
     let ctx = Context::new(&ws)
+        .with_worktree(common::worktree())
         .with_home(Some(&home))
         .with_protected(Some(&state), Some(&user_policy))
         .with_confinement(true);

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
 use serde_json::json;
 use std::os::unix::fs::symlink;
@@ -39,7 +40,7 @@ fn farm() -> Farm {
 
 fn write(f: &Farm, path: &Path) -> (Verdict, Vec<String>) {
     let policy = Policy::builtin();
-    let ctx = Context::new(&f.ws).with_home(None);
+    let ctx = Context::new(&f.ws).with_worktree(common::worktree()).with_home(None);
     let d = Gate::new(&policy).evaluate(
         &ToolCall::new(
             "Write",
@@ -54,7 +55,7 @@ fn write(f: &Farm, path: &Path) -> (Verdict, Vec<String>) {
 
 fn bash(f: &Farm, cmd: &str) -> (Verdict, Vec<String>) {
     let policy = Policy::builtin();
-    let ctx = Context::new(&f.ws).with_home(None);
+    let ctx = Context::new(&f.ws).with_worktree(common::worktree()).with_home(None);
     let d = Gate::new(&policy).evaluate(
         &ToolCall::new(
             "Bash",
@@ -118,7 +119,7 @@ fn paths_with_newlines_are_handled_and_nul_is_refused() {
     let f = farm();
     assert_eq!(write(&f, &f.ws.join("odd\nname.txt")).0, Verdict::Allow);
     let policy = Policy::builtin();
-    let ctx = Context::new(&f.ws).with_home(None);
+    let ctx = Context::new(&f.ws).with_worktree(common::worktree()).with_home(None);
     let d = Gate::new(&policy).evaluate(
         &ToolCall::new(
             "Write",

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
 use loopguard_core::checks::paths::resolve;
 use loopguard_core::checks::shell::{MAX_COMMAND_BYTES, ShellError, commands, split};
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
@@ -16,7 +17,7 @@ const JOINERS: &[&str] = &["; ", " && ", " || ", " | ", "\n", " & ", " ;\n "];
 
 fn gate_verdict(cmd: &str, ws: &Path) -> Verdict {
     let policy = Policy::builtin();
-    let ctx = Context::new(ws).with_home(Some(Path::new("/home/prop")));
+    let ctx = Context::new(ws).with_worktree(common::worktree()).with_home(Some(Path::new("/home/prop")));
     Gate::new(&policy)
         .evaluate(
             &ToolCall::new(

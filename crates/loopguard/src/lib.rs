@@ -16,6 +16,7 @@ pub mod engine;
 pub mod escalation;
 pub mod exec;
 pub mod fetch;
+pub mod git;
 pub mod hosts;
 pub mod hot;
 pub mod install;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 fn git(repo: &Path, args: &[&str]) -> Result<std::process::Output, String> {
     // Nothing of the repository runs (hooks, fsmonitor, filters): see `safe_git`.
-    loopguard_core::checks::shell::safe_git(repo).args(args).output().map_err(|e| format!("cannot run git: {e}"))
+    crate::git::safe_git(repo).args(args).output().map_err(|e| format!("cannot run git: {e}"))
 }
 
 fn git_ok(repo: &Path, args: &[&str]) -> Result<Vec<u8>, String> {

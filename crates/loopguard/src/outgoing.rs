@@ -301,7 +301,7 @@ fn file(cwd: &Path, f: &str, out: &mut Vec<Payload>) {
 }
 
 fn git(repo: &Path, args: &[&str]) -> Result<std::process::Output, String> {
-    shell::safe_git(repo).args(args).output().map_err(|e| format!("cannot run git: {e}"))
+    crate::git::safe_git(repo).args(args).output().map_err(|e| format!("cannot run git: {e}"))
 }
 
 fn run_diff(repo: &Path, what: &str, args: &[&str]) -> Payload {

@@ -238,7 +238,9 @@ pub fn preview_batch(calls: &[(String, Action)], ctx: &Ctx<'_>) -> Vec<Result<Dr
 
 /// Previews a shell command: simulated when possible, else predicted.
 pub fn preview_command(cmd: &str, ctx: &Ctx<'_>) -> DryRunPreview {
-    let analysis_ctx = loopguard_core::Context::new(ctx.workspace).with_home(ctx.home);
+    let analysis_ctx = loopguard_core::Context::new(ctx.workspace)
+        .with_home(ctx.home)
+        .with_worktree(std::sync::Arc::new(crate::git::GitWorktree));
     let validator = PathValidator::new([ctx.workspace]);
     let report = shell::analyze(cmd, ctx.workspace, &analysis_ctx, shell::Knowledge::builtin(), &validator);
     let blocked: Vec<String> =

@@ -208,6 +208,7 @@ impl<'a> Engine<'a> {
             .with_mode(mode)
             .with_confinement(confine)
             .with_dns(loopguard_core::Dns::System { wait_ms: 100 })
+            .with_worktree(std::sync::Arc::new(crate::git::GitWorktree))
             .with_protected(Some(&p.state), self.env.user_policy().as_deref())
             .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
             .with_waivers(waivers)

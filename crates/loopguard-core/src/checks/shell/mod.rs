@@ -1647,7 +1647,7 @@ impl Analysis<'_> {
             return;
         }
         let Ok(dir) = resolve_under(self.cwd(), Path::new(base)) else { return };
-        match changed_files(&dir) {
+        match self.ctx.worktree.0.as_ref().and_then(|w| w.changed_files(&dir)) {
             Some(files) => {
                 for f in files {
                     let found = self.paths.check_under(&f, &dir, "`git add` (all changes) of", Access::Stage);
@@ -3259,58 +3259,6 @@ fn is_fork_bomb(cmd: &str) -> bool {
         from = at + 3;
     }
     false
-}
-
-/// A git command for loopguard's own reading of a repository the agent can write to: nothing of
-/// the repository's runs — no hooks, no fsmonitor, no external diff, and every clean, smudge or
-/// process filter it configures emptied (reading the config runs nothing); no optional locks, so
-/// the index is not rewritten either. Callers add `--no-ext-diff --no-textconv` to diffs.
-pub fn safe_git(dir: &Path) -> std::process::Command {
-    let mut filters = Vec::new();
-    let listed = std::process::Command::new("git")
-        .args(["config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    if let Ok(o) = listed {
-        for line in String::from_utf8_lossy(&o.stdout).lines() {
-            if let Some(key) = line.split_whitespace().next() {
-                filters.push("-c".to_string());
-                filters.push(format!("{key}="));
-            }
-        }
-    }
-    let mut c = std::process::Command::new("git");
-    c.current_dir(dir)
-        .args(["--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "diff.external="])
-        .args(filters)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env_remove("GIT_EXTERNAL_DIFF")
-        .stdin(std::process::Stdio::null());
-    c
-}
-
-/// The files `git status` reports as changed or untracked under `dir` (relative to `dir`), or
-/// `None` when git cannot say (not a repository, git missing, bad output).
-fn changed_files(dir: &Path) -> Option<Vec<String>> {
-    let out = safe_git(dir)
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let top = safe_git(dir).args(["rev-parse", "--show-toplevel"]).output().ok()?;
-    let top = PathBuf::from(String::from_utf8(top.stdout).ok()?.trim());
-    let mut files = Vec::new();
-    for entry in out.stdout.split(|b| *b == 0).filter(|e| e.len() > 3) {
-        let rel = std::str::from_utf8(&entry[3..]).ok()?;
-        files.push(top.join(rel).to_string_lossy().into_owned());
-    }
-    Some(files)
 }
 
 /// The branch checked out in the repository around `cwd`, read from `.git/HEAD`.
