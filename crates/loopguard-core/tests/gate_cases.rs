@@ -4,26 +4,8 @@
 
 mod common;
 use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
+use loopguard_test_support::{Failures, tsv};
 use std::path::Path;
-
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
-        match (c, it.peek()) {
-            ('\\', Some('n')) => {
-                it.next();
-                out.push('\n');
-            }
-            ('\\', Some('\\')) => {
-                it.next();
-                out.push('\\');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 #[test]
 fn shell_fixture_cases() {
@@ -58,28 +40,13 @@ fn shell_fixture_cases() {
         .with_home(Some(&home))
         .with_protected(Some(&state), Some(&user_policy))
         .with_confinement(true);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    files.sort();
-    let mut failures = Vec::new();
+    let mut failures = Failures::new();
     let mut rows = 0;
-    for file in &files {
-        let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if line.starts_with('#') || line.trim().is_empty() {
-                continue;
-            }
-            let mut cols = line.splitn(3, '\t');
-            let (Some(verdict), Some(code), Some(cmd)) = (cols.next(), cols.next(), cols.next()) else {
-                failures.push(format!("{name}:{}: malformed row", n + 1));
-                continue;
-            };
+    for file in tsv::files(&dir).unwrap() {
+        for row in tsv::read(&file, 3).unwrap() {
+            let (verdict, code, cmd) = (row.get(0), row.get(1), row.get(2));
             rows += 1;
-            let cmd = unescape(cmd)
+            let cmd = cmd
                 .replace("{ws}", ws.to_str().unwrap())
                 .replace("{home}", home.to_str().unwrap())
                 .replace("{out}", out.to_str().unwrap())
@@ -102,17 +69,19 @@ fn shell_fixture_cases() {
             };
             let got_code = d.reasons().first().map_or("-", |r| r.code.as_str());
             if !verdict_ok || (code != "*" && got_code != code) {
-                failures.push(format!(
-                    "{name}:{}: `{}`: want {verdict} {code}, got {}{} {got_code} ({})",
-                    n + 1,
-                    cmd.escape_debug(),
-                    d.verdict().as_str(),
-                    if d.must_confine() { " (confined)" } else { "" },
-                    d.explain().replace('\n', " ")
-                ));
+                failures.at(
+                    &row,
+                    format_args!(
+                        "`{}`: want {verdict} {code}, got {}{} {got_code} ({})",
+                        cmd.escape_debug(),
+                        d.verdict().as_str(),
+                        if d.must_confine() { " (confined)" } else { "" },
+                        d.explain().replace('\n', " ")
+                    ),
+                );
             }
         }
     }
     assert!(rows >= 400, "only {rows} rows read");
-    assert!(failures.is_empty(), "{} of {rows} rows failed:\n{}", failures.len(), failures.join("\n"));
+    failures.check(rows);
 }
