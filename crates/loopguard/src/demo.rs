@@ -7,6 +7,7 @@ use crate::state::{Env, audit_log};
 use loopguard_audit::AuditEvent;
 use serde_json::Value;
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 /// The recorded session.
 pub const SESSION: &str = include_str!("../../../examples/demo-session.jsonl");
@@ -50,32 +51,7 @@ fn summary(v: &Value) -> String {
 /// copy did not).
 pub fn run(out: &mut impl Write) -> io::Result<bool> {
     let tmp = tempfile::tempdir()?;
-    let home = tmp.path().join("home/dev");
-    let project = home.join("project");
-    std::fs::create_dir_all(project.join("src"))?;
-    std::fs::create_dir_all(project.join("build"))?;
-    std::fs::write(project.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")?;
-    // A real repository, so `git add -A` can be checked against the denylist. Without git the
-    // demo still runs; that step then asks instead of allowing.
-    let _ = std::process::Command::new("git")
-        .args(["init", "-q", "-b", "fix/add"])
-        .current_dir(&project)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
-    let state = tmp.path().join("state");
-    let env = Env {
-        loopguard_home: Some(state.clone()),
-        home: Some(home.clone()),
-        claude_project_dir: Some(project.clone()),
-        manual_effects: true,
-        ..Env::default()
-    };
-    // One real RustSec record, so the dependency advisory gate has data to decide with.
-    let osv = tmp.path().join("osv");
-    std::fs::create_dir_all(&osv)?;
-    std::fs::write(osv.join("RUSTSEC-2021-0003.json"), DEMO_ADVISORY)?;
-    crate::advisories::import(&state, &osv).map_err(io::Error::other)?;
+    let (home, project, state, env) = setup(tmp.path())?;
     let (project_s, home_s) = (project.display().to_string(), home.display().to_string());
     writeln!(out, "loopguard demo: replaying a recorded Claude Code session through the gate")?;
     writeln!(out, "workspace {project_s}\nstate     {}\n", state.display())?;
@@ -128,18 +104,56 @@ pub fn run(out: &mut impl Write) -> io::Result<bool> {
             writeln!(out, "  | {}", l.replace(&project_s, "<workspace>").replace(&home_s, "~"))?;
         }
     }
-    let log = audit_log(&state, &project);
-    let report = log.verify().map_err(io::Error::other)?;
     writeln!(out, "\n{allowed} calls allowed, {stopped} stopped.")?;
+    show_evidence(out, &state, &project, tmp.path())
+}
+
+/// The demo's world under `root`: a home, a git repository with a bug, a state home with one
+/// real RustSec record imported.
+fn setup(root: &Path) -> io::Result<(PathBuf, PathBuf, PathBuf, Env)> {
+    let home = root.join("home/dev");
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join("src"))?;
+    std::fs::create_dir_all(project.join("build"))?;
+    std::fs::write(project.join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a - b }\n")?;
+    // A real repository, so `git add -A` can be checked against the denylist. Without git the
+    // demo still runs; that step then asks instead of allowing.
+    let _ = std::process::Command::new("git")
+        .args(["init", "-q", "-b", "fix/add"])
+        .current_dir(&project)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    let state = root.join("state");
+    let env = Env {
+        loopguard_home: Some(state.clone()),
+        home: Some(home.clone()),
+        claude_project_dir: Some(project.clone()),
+        manual_effects: true,
+        ..Env::default()
+    };
+    // One real RustSec record, so the dependency advisory gate has data to decide with.
+    let osv = root.join("osv");
+    std::fs::create_dir_all(&osv)?;
+    std::fs::write(osv.join("RUSTSEC-2021-0003.json"), DEMO_ADVISORY)?;
+    crate::advisories::import(&state, &osv).map_err(io::Error::other)?;
+    Ok((home, project, state, env))
+}
+
+/// The audit log's evidence: the chain verified, the signed checkpoints, and a tampered copy
+/// caught. True when all three hold.
+fn show_evidence(out: &mut dyn Write, state: &Path, project: &Path, tmp: &Path) -> io::Result<bool> {
+    let log = audit_log(state, project);
+    let report = log.verify().map_err(io::Error::other)?;
     writeln!(out, "\naudit log: {} events; chain {}", report.events, if report.is_ok() { "intact" } else { "BROKEN" })?;
-    let trusted = crate::keys::trusted(&state).map_err(io::Error::other)?;
+    let trusted = crate::keys::trusted(state).map_err(io::Error::other)?;
     let signed = log.verify_checkpoints(trusted.as_ref());
     match &signed {
         Ok(n) => writeln!(out, "signed checkpoints (Ed25519, written at session end): {n} valid")?,
         Err(e) => writeln!(out, "signed checkpoints: INVALID: {e}")?,
     }
     // Now show what tampering looks like: flip one deny to allow in a copy of the log.
-    let copy = tmp.path().join("tampered.jsonl");
+    let copy = tmp.join("tampered.jsonl");
     let text = std::fs::read_to_string(log.path())?;
     let tampered = text.replacen("\"decision\":\"deny\"", "\"decision\":\"allow\"", 1);
     std::fs::write(&copy, tampered)?;

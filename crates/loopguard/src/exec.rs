@@ -735,36 +735,23 @@ pub fn run(
     };
     let mut cmd = match forked {
         Some((cmd, err_r, setup)) => Launch::Forked(cmd, err_r, Some(setup)),
-        None => {
-            let mut cmd = Command::new(exe);
-            cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp.path());
-            if net {
-                cmd.arg("--net");
-            }
-            if degrade_to_ask {
-                cmd.arg("--unenforced-ask");
-            }
-            for r in roots {
-                cmd.arg("--root").arg(r);
-            }
-            for w in writable_extra {
-                cmd.arg("--write").arg(w);
-            }
-            for h in &mounts.hide {
-                cmd.arg("--hide").arg(h);
-            }
-            for r in &mounts.read_only {
-                cmd.arg("--ro").arg(r);
-            }
-            cmd.arg("--").args(argv);
-            Launch::Inner(cmd)
-        }
+        None => Launch::Inner(inner_command(
+            exe,
+            profile,
+            net,
+            roots,
+            writable_extra,
+            mounts,
+            degrade_to_ask,
+            tmp.path(),
+            argv,
+        )),
     };
     let c = cmd.command();
     c.env_clear().envs(env).envs(canaries).env("TMPDIR", tmp.path());
     c.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let spawned = cmd.spawn();
-    let mut child = match (spawned, cmd) {
+    let child = match (spawned, cmd) {
         (Ok(child), _) => child,
         (Err(e), Launch::Forked(c, mut err_r, _)) => {
             // The closure (and its end of the pipe) goes first, so the read below ends.
@@ -779,6 +766,55 @@ pub fn run(
         }
         (Err(e), Launch::Inner(_)) => return Err(format!("cannot start the sandbox: {e}")),
     };
+    wait_redacted(child)
+}
+
+/// The workspace roots for a command run in `cwd`.
+pub fn roots(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+    std::iter::once(workspace.to_path_buf()).chain(extra.iter().cloned()).collect()
+}
+
+/// The separate `loopguard __exec-inner` process that confines itself before exec'ing the
+/// command (when this process is not single-threaded and cannot fork a child that does).
+#[allow(clippy::too_many_arguments)] // the sandbox's settings, passed on as flags
+fn inner_command(
+    exe: PathBuf,
+    profile: Profile,
+    net: bool,
+    roots: &[PathBuf],
+    writable_extra: &[PathBuf],
+    mounts: &Mounts,
+    degrade_to_ask: bool,
+    tmp: &Path,
+    argv: &[String],
+) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.arg("__exec-inner").arg("--profile").arg(profile.as_str()).arg("--tmp").arg(tmp);
+    if net {
+        cmd.arg("--net");
+    }
+    if degrade_to_ask {
+        cmd.arg("--unenforced-ask");
+    }
+    for r in roots {
+        cmd.arg("--root").arg(r);
+    }
+    for w in writable_extra {
+        cmd.arg("--write").arg(w);
+    }
+    for h in &mounts.hide {
+        cmd.arg("--hide").arg(h);
+    }
+    for r in &mounts.read_only {
+        cmd.arg("--ro").arg(r);
+    }
+    cmd.arg("--").args(argv);
+    cmd
+}
+
+/// Waits for the command, its stdout and stderr pumped through the redactor; its exit code
+/// (128 + the signal when a signal ended it).
+fn wait_redacted(mut child: std::process::Child) -> Result<i32, String> {
     let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));
     let err = child.stderr.take().map(|e| std::thread::spawn(move || pump(e, std::io::stderr())));
     let status = child.wait().map_err(|e| format!("cannot wait for the command: {e}"))?;
@@ -787,11 +823,6 @@ pub fn run(
     }
     use std::os::unix::process::ExitStatusExt;
     Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
-}
-
-/// The workspace roots for a command run in `cwd`.
-pub fn roots(workspace: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    std::iter::once(workspace.to_path_buf()).chain(extra.iter().cloned()).collect()
 }
 
 #[cfg(test)]

@@ -144,33 +144,7 @@ pub fn baseline_json(report: &Report) -> String {
 /// Renders a report. The secret itself is never printed.
 pub fn render(report: &Report, format: Format) -> String {
     match format {
-        Format::Human => {
-            let mut s = String::new();
-            for f in &report.findings {
-                s.push_str(&format!(
-                    "{}:{}: [{}] {} ({:?}, fingerprint {})\n",
-                    f.path.display(),
-                    f.finding.line,
-                    f.finding.rule,
-                    f.finding.description,
-                    f.finding.severity,
-                    f.finding.fingerprint
-                ));
-            }
-            s.push_str(&format!(
-                "{} finding(s){}; {} file(s), {:.1} MB scanned{}\n",
-                report.findings.len(),
-                if report.baselined > 0 {
-                    format!(" ({} more accepted by the baseline)", report.baselined)
-                } else {
-                    String::new()
-                },
-                report.stats.files,
-                report.stats.bytes as f64 / 1e6,
-                if report.stats.skipped > 0 { format!(", {} skipped", report.stats.skipped) } else { String::new() },
-            ));
-            s
-        }
+        Format::Human => human(report),
         Format::Json => {
             let v = json!({
                 "findings": report.findings.iter().map(|f| json!({
@@ -182,46 +156,76 @@ pub fn render(report: &Report, format: Format) -> String {
             });
             format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
         }
-        Format::Sarif => {
-            // The built-in rules, plus any rule a finding came from (a gitleaks config's own).
-            let mut ids: Vec<(&str, &str)> = BUILTIN_RULES.iter().map(|r| (r.id, r.description)).collect();
-            for f in &report.findings {
-                if !ids.iter().any(|(id, _)| *id == f.finding.rule) {
-                    ids.push((&f.finding.rule, &f.finding.description));
-                }
-            }
-            let rules: Vec<_> =
-                ids.iter().map(|(id, d)| json!({ "id": id, "shortDescription": { "text": d } })).collect();
-            let results: Vec<_> = report
-                .findings
-                .iter()
-                .map(|f| {
-                    let level = match f.finding.severity {
-                        loopguard_secrets::Severity::Critical | loopguard_secrets::Severity::High => "error",
-                        loopguard_secrets::Severity::Medium => "warning",
-                        loopguard_secrets::Severity::Low => "note",
-                    };
-                    json!({
-                        "ruleId": f.finding.rule,
-                        "level": level,
-                        "message": { "text": format!("{} ({:?})", f.finding.description, f.finding.severity) },
-                        "locations": [{ "physicalLocation": {
-                            "artifactLocation": { "uri": f.path.to_string_lossy() },
-                            "region": { "startLine": f.finding.line }
-                        }}],
-                        "partialFingerprints": { "loopguardSecret/v1": f.finding.fingerprint },
-                    })
-                })
-                .collect();
-            let v = json!({
-                "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-                "version": "2.1.0",
-                "runs": [{
-                    "tool": { "driver": { "name": "loopguard", "version": env!("CARGO_PKG_VERSION"), "informationUri": "https://example.invalid/loopguard", "rules": rules } },
-                    "results": results,
-                }]
-            });
-            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        Format::Sarif => format!("{}\n", serde_json::to_string_pretty(&sarif(report)).unwrap_or_default()),
+    }
+}
+
+/// One line per finding, then the totals.
+fn human(report: &Report) -> String {
+    let mut s = String::new();
+    for f in &report.findings {
+        s.push_str(&format!(
+            "{}:{}: [{}] {} ({:?}, fingerprint {})\n",
+            f.path.display(),
+            f.finding.line,
+            f.finding.rule,
+            f.finding.description,
+            f.finding.severity,
+            f.finding.fingerprint
+        ));
+    }
+    s.push_str(&format!(
+        "{} finding(s){}; {} file(s), {:.1} MB scanned{}\n",
+        report.findings.len(),
+        if report.baselined > 0 {
+            format!(" ({} more accepted by the baseline)", report.baselined)
+        } else {
+            String::new()
+        },
+        report.stats.files,
+        report.stats.bytes as f64 / 1e6,
+        if report.stats.skipped > 0 { format!(", {} skipped", report.stats.skipped) } else { String::new() },
+    ));
+    s
+}
+
+/// SARIF 2.1.0, for code-scanning dashboards.
+fn sarif(report: &Report) -> serde_json::Value {
+    // The built-in rules, plus any rule a finding came from (a gitleaks config's own).
+    let mut ids: Vec<(&str, &str)> = BUILTIN_RULES.iter().map(|r| (r.id, r.description)).collect();
+    for f in &report.findings {
+        if !ids.iter().any(|(id, _)| *id == f.finding.rule) {
+            ids.push((&f.finding.rule, &f.finding.description));
         }
     }
+    let rules: Vec<_> = ids.iter().map(|(id, d)| json!({ "id": id, "shortDescription": { "text": d } })).collect();
+    let results: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let level = match f.finding.severity {
+                loopguard_secrets::Severity::Critical | loopguard_secrets::Severity::High => "error",
+                loopguard_secrets::Severity::Medium => "warning",
+                loopguard_secrets::Severity::Low => "note",
+            };
+            json!({
+                "ruleId": f.finding.rule,
+                "level": level,
+                "message": { "text": format!("{} ({:?})", f.finding.description, f.finding.severity) },
+                "locations": [{ "physicalLocation": {
+                    "artifactLocation": { "uri": f.path.to_string_lossy() },
+                    "region": { "startLine": f.finding.line }
+                }}],
+                "partialFingerprints": { "loopguardSecret/v1": f.finding.fingerprint },
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": { "name": "loopguard", "version": env!("CARGO_PKG_VERSION"), "informationUri": "https://example.invalid/loopguard", "rules": rules } },
+            "results": results,
+        }]
+    })
 }
