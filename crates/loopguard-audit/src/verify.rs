@@ -111,12 +111,25 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
         count += 1;
     }
     let head_hash = (count > 0).then(|| prev_hash.clone());
-    let problem = match anchor {
+    let problem = anchor_problem(anchor, count, &prev_hash, &before_last);
+    Ok(VerifyReport { events: count, head_hash, problem })
+}
+
+/// What the head anchor says about a log whose chain checked out to `count` events ending in
+/// `last` (`before_last`: the hash before it): nothing, cut-off lines, a missing or foreign anchor.
+/// An anchor one event behind is a writer that died between its line and the anchor, not tampering.
+fn anchor_problem(
+    anchor: Result<Option<(u64, String)>, String>,
+    count: u64,
+    last: &str,
+    before_last: &str,
+) -> Option<Problem> {
+    match anchor {
         Err(message) => Some(Problem { line: 0, message }),
         Ok(None) if count > 0 => Some(Problem { line: 0, message: "the head anchor is missing".into() }),
         Ok(None) => None,
         Ok(Some((seq, hash))) => {
-            if seq == count && hash == prev_hash {
+            if seq == count && hash == last {
                 None
             } else if seq > count {
                 Some(Problem {
@@ -136,6 +149,5 @@ pub(crate) fn verify(path: &Path, head: &Path) -> Result<VerifyReport, AuditErro
                 })
             }
         }
-    };
-    Ok(VerifyReport { events: count, head_hash, problem })
+    }
 }
