@@ -20,6 +20,7 @@ use crate::checks::shell;
 use crate::{AutonomyLevel, Verdict};
 pub use diag::{Diagnostic, PolicyError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use model::At;
 pub use model::{CommandRule, LayerKind, PathLists};
 use read::{Layer, read_layer};
 use std::collections::BTreeMap;
@@ -277,106 +278,18 @@ impl Policy {
 
     fn merge(&mut self, kind: LayerKind, path: &Path, text: &str, layer: Layer, diags: &mut Vec<Diagnostic>) {
         self.merge_packs(kind, path, text, &layer, diags);
-        let tighten_only = kind == LayerKind::Project;
-        let mut loosens = |span: std::ops::Range<usize>, what: String| {
-            diags.push(Diagnostic::at(
-                path,
-                text,
-                span,
-                "policy-loosens",
-                format!("{what}; a project policy may only tighten (put this in the user policy instead)"),
-            ));
-        };
-        if let Some(v) = layer.unknown_tool {
-            if tighten_only && v.value < self.unknown_tool {
-                loosens(
-                    v.span,
-                    format!(
-                        "gate.unknown_tool \"{}\" is looser than \"{}\"",
-                        v.value.as_str(),
-                        self.unknown_tool.as_str()
-                    ),
-                );
-            } else {
-                self.unknown_tool = v.value;
-            }
-        }
-        if let Some(v) = layer.autonomy {
-            if tighten_only && v.value > self.autonomy {
-                loosens(
-                    v.span,
-                    format!("gate.autonomy \"{}\" is higher than \"{}\"", v.value.as_str(), self.autonomy.as_str()),
-                );
-            } else {
-                self.autonomy = v.value;
-            }
-        }
+        let mut m = Merging { kind, path, text, diags };
+        self.merge_gate(&mut m, layer.unknown_tool, layer.autonomy);
         self.extra_roots.extend(layer.extra_roots.into_iter().map(|r| r.value));
-        for (name, verdict) in layer.tools {
-            if tighten_only {
-                if verdict.value == Verdict::Allow {
-                    loosens(name.span, format!("tools.\"{}\" = \"allow\" can only loosen", name.value));
-                    continue;
-                }
-                // Project entries are floors: they are combined with, never replace, the rest.
-                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
-            } else if let Some(e) = self.tools.iter_mut().find(|e| e.pattern == name.value) {
-                e.verdict = verdict.value;
-                e.origin = kind;
-            } else {
-                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: kind });
-            }
-        }
-        for (code, verdict) in layer.rules {
-            // A code no layer set yet decides by its finding, which may be a deny: a project
-            // policy may then only set `deny`.
-            let current = self.rules.get(&code.value).copied().unwrap_or(if tighten_only {
-                Verdict::Deny
-            } else {
-                Verdict::Allow
-            });
-            if tighten_only && verdict.value < current {
-                loosens(
-                    code.span,
-                    format!(
-                        "rules.{} \"{}\" is looser than \"{}\"",
-                        code.value,
-                        verdict.value.as_str(),
-                        current.as_str()
-                    ),
-                );
-            } else {
-                if kind != LayerKind::Builtin {
-                    self.rules_set_by_file.insert(code.value.clone());
-                }
-                self.rules.insert(code.value, verdict.value);
-            }
-        }
-        // [paths]: the user layer replaces a list, the project layer can only add to it.
-        for (mine, theirs) in [
-            (&mut self.paths.denylist, layer.denylist),
-            (&mut self.paths.secret_read, layer.secret_read),
-            (&mut self.paths.secret_read_except, layer.secret_read_except),
-        ] {
-            if let Some(list) = theirs {
-                let values = list.into_iter().map(|a| a.value);
-                if tighten_only {
-                    for v in values {
-                        if !mine.contains(&v) {
-                            mine.push(v);
-                        }
-                    }
-                } else {
-                    *mine = values.collect();
-                }
-            }
-        }
-        if let Some(m) = layer.migration_session {
-            self.paths.migration_session = m.value;
+        self.merge_tools(&mut m, layer.tools);
+        self.merge_rules(&mut m, layer.rules);
+        self.merge_paths(&m, [layer.denylist, layer.secret_read, layer.secret_read_except]);
+        if let Some(mig) = layer.migration_session {
+            self.paths.migration_session = mig.value;
         }
         if let Some(a) = layer.secrets_ask_score {
-            if tighten_only && a.value > self.secrets_ask_score {
-                loosens(
+            if m.tighten_only() && a.value > self.secrets_ask_score {
+                m.loosens(
                     a.span,
                     format!("secrets.ask_score {} is higher (looser) than {}", a.value, self.secrets_ask_score),
                 );
@@ -397,6 +310,101 @@ impl Policy {
                 continue;
             }
             self.commands.push(rule);
+        }
+    }
+
+    /// `[gate]`: a project layer may only make `unknown_tool` stricter and `autonomy` lower.
+    fn merge_gate(
+        &mut self,
+        m: &mut Merging<'_>,
+        unknown_tool: Option<At<Verdict>>,
+        autonomy: Option<At<AutonomyLevel>>,
+    ) {
+        if let Some(v) = unknown_tool {
+            if m.tighten_only() && v.value < self.unknown_tool {
+                let what = format!(
+                    "gate.unknown_tool \"{}\" is looser than \"{}\"",
+                    v.value.as_str(),
+                    self.unknown_tool.as_str()
+                );
+                m.loosens(v.span, what);
+            } else {
+                self.unknown_tool = v.value;
+            }
+        }
+        if let Some(v) = autonomy {
+            if m.tighten_only() && v.value > self.autonomy {
+                let what =
+                    format!("gate.autonomy \"{}\" is higher than \"{}\"", v.value.as_str(), self.autonomy.as_str());
+                m.loosens(v.span, what);
+            } else {
+                self.autonomy = v.value;
+            }
+        }
+    }
+
+    /// `[tools]`: a project layer's entries are floors, combined with (never replacing) the rest,
+    /// and may not allow.
+    fn merge_tools(&mut self, m: &mut Merging<'_>, tools: Vec<(At<String>, At<Verdict>)>) {
+        for (name, verdict) in tools {
+            if m.tighten_only() {
+                if verdict.value == Verdict::Allow {
+                    m.loosens(name.span, format!("tools.\"{}\" = \"allow\" can only loosen", name.value));
+                    continue;
+                }
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: m.kind });
+            } else if let Some(e) = self.tools.iter_mut().find(|e| e.pattern == name.value) {
+                e.verdict = verdict.value;
+                e.origin = m.kind;
+            } else {
+                self.tools.push(ToolEntry { pattern: name.value, verdict: verdict.value, origin: m.kind });
+            }
+        }
+    }
+
+    /// `[rules]`: a code no layer set yet decides by its finding, which may be a deny, so a
+    /// project layer may then only set `deny`.
+    fn merge_rules(&mut self, m: &mut Merging<'_>, rules: Vec<(At<String>, At<Verdict>)>) {
+        for (code, verdict) in rules {
+            let floor = if m.tighten_only() { Verdict::Deny } else { Verdict::Allow };
+            let current = self.rules.get(&code.value).copied().unwrap_or(floor);
+            if m.tighten_only() && verdict.value < current {
+                let what = format!(
+                    "rules.{} \"{}\" is looser than \"{}\"",
+                    code.value,
+                    verdict.value.as_str(),
+                    current.as_str()
+                );
+                m.loosens(code.span, what);
+            } else {
+                if m.kind != LayerKind::Builtin {
+                    self.rules_set_by_file.insert(code.value.clone());
+                }
+                self.rules.insert(code.value, verdict.value);
+            }
+        }
+    }
+
+    /// `[paths]` lists (denylist, secret_read, secret_read_except): the user layer replaces a
+    /// list, a project layer can only add to it.
+    fn merge_paths(&mut self, m: &Merging<'_>, lists: [Option<Vec<At<String>>>; 3]) {
+        let [deny, secret, except] = lists;
+        for (mine, theirs) in [
+            (&mut self.paths.denylist, deny),
+            (&mut self.paths.secret_read, secret),
+            (&mut self.paths.secret_read_except, except),
+        ] {
+            let Some(list) = theirs else { continue };
+            let values = list.into_iter().map(|a| a.value);
+            if m.tighten_only() {
+                for v in values {
+                    if !mine.contains(&v) {
+                        mine.push(v);
+                    }
+                }
+            } else {
+                *mine = values.collect();
+            }
         }
     }
 
@@ -921,6 +929,32 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         return Err(format!("policy file is larger than {MAX_POLICY_BYTES} bytes"));
     }
     String::from_utf8(bytes).map(Some).map_err(|_| "policy file is not valid UTF-8".to_string())
+}
+
+/// One layer being merged: where it came from, and where its problems go.
+struct Merging<'a> {
+    kind: LayerKind,
+    path: &'a Path,
+    text: &'a str,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Merging<'_> {
+    /// A project layer: it may only tighten.
+    fn tighten_only(&self) -> bool {
+        self.kind == LayerKind::Project
+    }
+
+    /// Reports a setting that would loosen the policy from a layer that may only tighten.
+    fn loosens(&mut self, span: std::ops::Range<usize>, what: String) {
+        self.diags.push(Diagnostic::at(
+            self.path,
+            self.text,
+            span,
+            "policy-loosens",
+            format!("{what}; a project policy may only tighten (put this in the user policy instead)"),
+        ));
+    }
 }
 
 #[cfg(test)]
