@@ -413,9 +413,11 @@ impl Policy {
         kind: LayerKind,
         path: &Path,
         text: &str,
-        b: read_breakers::BreakerLayer,
+        mut b: read_breakers::BreakerLayer,
         diags: &mut Vec<Diagnostic>,
     ) {
+        self.merge_exec(&mut b);
+        self.merge_advisories(kind, &mut b);
         let c = &mut self.breaker;
         if let Some(p) = b.profile {
             if kind == LayerKind::Project && p.value.strictness() < c.profile.strictness() {
@@ -451,39 +453,6 @@ impl Policy {
             c.break_glass_max = m;
         }
         c.dual_control.extend(b.dual_control);
-        self.grants.extend(b.grants);
-        self.exec_env_allow.extend(b.env_allow);
-        if let Some(w) = b.wrap_bash {
-            self.exec_wrap_bash = w;
-        }
-        for n in b.canary_env {
-            if !self.exec_canary_env.contains(&n) {
-                self.exec_canary_env.push(n);
-            }
-        }
-        if let Some(f) = b.canary_file {
-            self.exec_canary_file = f;
-        }
-        if let Some(a) = b.unenforced_ask {
-            self.exec_unenforced_ask = a;
-        }
-        if let Some(p) = b.preview_in_hook {
-            self.preview_in_hook = p;
-        }
-        let a = &mut self.advisories;
-        let project = kind == LayerKind::Project;
-        if let Some(v) = b.adv_max_age_days {
-            a.max_age_days = if project { a.max_age_days.min(v) } else { v };
-        }
-        if let Some(v) = b.adv_deny_cvss {
-            a.deny_cvss = if project { a.deny_cvss.min(v) } else { v };
-        }
-        if let Some(v) = b.adv_action {
-            a.action = if project { a.action.max(v) } else { v };
-        }
-        if let Some(v) = b.adv_missing {
-            a.missing = if project { a.missing.max(v) } else { v };
-        }
         let rules = b.rules.into_iter().map(|r| r.value);
         match kind {
             LayerKind::Project => self.project_breakers.extend(rules),
@@ -503,6 +472,47 @@ impl Policy {
         all.extend(self.project_breakers.iter().cloned());
         c.rules = all;
         c.break_glass_default = c.break_glass_default.min(c.break_glass_max);
+    }
+
+    /// `[[grants]]`, `[exec]` and `[preview]` of a layer.
+    fn merge_exec(&mut self, b: &mut read_breakers::BreakerLayer) {
+        self.grants.append(&mut b.grants);
+        self.exec_env_allow.append(&mut b.env_allow);
+        if let Some(w) = b.wrap_bash.take() {
+            self.exec_wrap_bash = w;
+        }
+        for n in std::mem::take(&mut b.canary_env) {
+            if !self.exec_canary_env.contains(&n) {
+                self.exec_canary_env.push(n);
+            }
+        }
+        if let Some(f) = b.canary_file.take() {
+            self.exec_canary_file = f;
+        }
+        if let Some(a) = b.unenforced_ask.take() {
+            self.exec_unenforced_ask = a;
+        }
+        if let Some(p) = b.preview_in_hook.take() {
+            self.preview_in_hook = p;
+        }
+    }
+
+    /// `[advisories]`: a project layer may only make it stricter.
+    fn merge_advisories(&mut self, kind: LayerKind, b: &mut read_breakers::BreakerLayer) {
+        let a = &mut self.advisories;
+        let project = kind == LayerKind::Project;
+        if let Some(v) = b.adv_max_age_days.take() {
+            a.max_age_days = if project { a.max_age_days.min(v) } else { v };
+        }
+        if let Some(v) = b.adv_deny_cvss.take() {
+            a.deny_cvss = if project { a.deny_cvss.min(v) } else { v };
+        }
+        if let Some(v) = b.adv_action.take() {
+            a.action = if project { a.action.max(v) } else { v };
+        }
+        if let Some(v) = b.adv_missing.take() {
+            a.missing = if project { a.missing.max(v) } else { v };
+        }
     }
 
     /// Credential-looking environment variables `loopguard exec` keeps (`[exec] env_allow`).
