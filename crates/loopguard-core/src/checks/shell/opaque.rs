@@ -1799,41 +1799,42 @@ pub fn package_runner(c: &Command) -> Option<(String, Option<String>)> {
     Some((why, if local { pkg(at) } else { None }))
 }
 
+// A program, library or configuration named in a world-writable directory, through an
+// option or the environment: someone else's code (`-u /tmp/x.vim`, `-I /tmp/x.so`,
+// `OPENSSL_CONF=/tmp/x`). Output options and temp-directory variables are not code.
+const OUTPUTS: &[&str] = &[
+    "-o",
+    "--output",
+    "--out",
+    "--out-dir",
+    "--output-dir",
+    "--outdir",
+    "--target-dir",
+    "--log-file",
+    "--logfile",
+    "--cache-dir",
+    "--tmpdir",
+    "--tmp",
+    "--temp",
+    "--workdir",
+    "-O",
+    "--dest",
+    "--destination",
+    "--directory",
+    "--root",
+    "--prefix-out",
+    "--junitxml",
+    "--basetemp",
+    "--cov-report",
+    "--report",
+    "--results",
+];
+
 /// Why a command runs code the analysis cannot see through a program's own feature (launchers,
 /// exec options, configuration that names programs) or the environment, if it does. Shells,
 /// interpreters and script files are the caller's: they need the file system.
 pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
     let p = c.program.as_str();
-    // A program, library or configuration named in a world-writable directory, through an
-    // option or the environment: someone else's code (`-u /tmp/x.vim`, `-I /tmp/x.so`,
-    // `OPENSSL_CONF=/tmp/x`). Output options and temp-directory variables are not code.
-    const OUTPUTS: &[&str] = &[
-        "-o",
-        "--output",
-        "--out",
-        "--out-dir",
-        "--output-dir",
-        "--outdir",
-        "--target-dir",
-        "--log-file",
-        "--logfile",
-        "--cache-dir",
-        "--tmpdir",
-        "--tmp",
-        "--temp",
-        "--workdir",
-        "-O",
-        "--dest",
-        "--destination",
-        "--directory",
-        "--root",
-        "--prefix-out",
-        "--junitxml",
-        "--basetemp",
-        "--cov-report",
-        "--report",
-        "--results",
-    ];
     if !matches!(
         p,
         "cp" | "mv"

@@ -743,6 +743,26 @@ fn run_script(script: &str, home: Option<&str>, depth: usize, out: &mut Vec<Comm
     Ok(())
 }
 
+// A command inside the arguments: after `--` or at the first known program for the programs
+// that run their argv, and — for any other program — wherever a shell or interpreter is named
+// with its code (`anything … sh -c 'CMD'`). Analysed as what runs; too much is only stricter.
+// Project runners run a command only after their run word (`uv run`, `poetry run`,
+// `bundle exec`); their other subcommands are their own (`uv python list`).
+const RUN_WORDS: &[(&str, &[&str])] = &[
+    ("uv", &["run"]),
+    ("poetry", &["run"]),
+    ("pipenv", &["run"]),
+    ("pdm", &["run"]),
+    ("hatch", &["run"]),
+    ("bundle", &["exec"]),
+    ("conda", &["run"]),
+    ("mamba", &["run"]),
+    ("micromamba", &["run"]),
+    ("mise", &["exec", "x"]),
+    ("rtx", &["exec", "x"]),
+    ("asdf", &["exec"]),
+];
+
 /// Code inside a command: `sh -c 'script'`, `eval …`, a shell reading a heredoc or
 /// here-string, `find … -exec cmd {} ;`.
 fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
@@ -777,25 +797,6 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
     if DATA_PROGRAMS.contains(&program) || SHELLS.contains(&program) || is_interpreter(program) {
         return Ok(());
     }
-    // A command inside the arguments: after `--` or at the first known program for the programs
-    // that run their argv, and — for any other program — wherever a shell or interpreter is named
-    // with its code (`anything … sh -c 'CMD'`). Analysed as what runs; too much is only stricter.
-    // Project runners run a command only after their run word (`uv run`, `poetry run`,
-    // `bundle exec`); their other subcommands are their own (`uv python list`).
-    const RUN_WORDS: &[(&str, &[&str])] = &[
-        ("uv", &["run"]),
-        ("poetry", &["run"]),
-        ("pipenv", &["run"]),
-        ("pdm", &["run"]),
-        ("hatch", &["run"]),
-        ("bundle", &["exec"]),
-        ("conda", &["run"]),
-        ("mamba", &["run"]),
-        ("micromamba", &["run"]),
-        ("mise", &["exec", "x"]),
-        ("rtx", &["exec", "x"]),
-        ("asdf", &["exec"]),
-    ];
     let after_run_word = RUN_WORDS.iter().find(|(p, _)| *p == program).map(|(_, words)| {
         cmd.args
             .iter()
@@ -829,20 +830,33 @@ fn nested(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Command
                 .then_some(k)
         })
     };
-    if let Some(k) = start.filter(|k| *k < cmd.args.len()) {
-        let seg = Segment { words: cmd.args[k..].to_vec(), redirects: cmd.redirects.clone(), ..Segment::default() };
-        let mut inner = Vec::new();
-        unwrap_segment(&[seg], 0, home, depth + 1, &mut inner)?;
-        for mut c in inner {
-            c.wrappers.insert(0, program.to_string());
-            if c.stdin_from.is_empty() {
-                c.stdin_from = cmd.stdin_from.clone();
-            }
-            if c.stdin_text.is_none() {
-                c.stdin_text = cmd.stdin_text.clone();
-            }
-            out.push(c);
+    match start.filter(|k| *k < cmd.args.len()) {
+        Some(k) => unwrap_inner(cmd, k, home, depth, out),
+        None => Ok(()),
+    }
+}
+
+/// The command an argv runner runs (its arguments from `k`), unwrapped in turn: it inherits the
+/// runner's stdin and is marked as found inside it.
+fn unwrap_inner(
+    cmd: &Command,
+    k: usize,
+    home: Option<&str>,
+    depth: usize,
+    out: &mut Vec<Command>,
+) -> Result<(), ShellError> {
+    let seg = Segment { words: cmd.args[k..].to_vec(), redirects: cmd.redirects.clone(), ..Segment::default() };
+    let mut inner = Vec::new();
+    unwrap_segment(&[seg], 0, home, depth + 1, &mut inner)?;
+    for mut c in inner {
+        c.wrappers.insert(0, cmd.program.clone());
+        if c.stdin_from.is_empty() {
+            c.stdin_from = cmd.stdin_from.clone();
         }
+        if c.stdin_text.is_none() {
+            c.stdin_text = cmd.stdin_text.clone();
+        }
+        out.push(c);
     }
     Ok(())
 }
