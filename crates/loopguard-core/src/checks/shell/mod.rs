@@ -1119,21 +1119,26 @@ impl Analysis<'_> {
     fn structural(&mut self, c: &Command) {
         let p = c.program.as_str();
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-        let opts = |f: &str| {
-            texts.iter().any(|t| {
-                *t == f || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(f.trim_start_matches('-')))
-            })
-        };
-        const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
-        let outside = |this: &Self, t: &str| {
-            resolve_under(this.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(this.workspace()))
-        };
-        // Hard links: `ln SRC DST` (no -s), `cp -l`, `cp --link`.
-        let hard = (p == "ln" && !opts("-s") && !texts.contains(&"--symbolic"))
-            || (p == "cp" && (opts("-l") || texts.contains(&"--link")));
+        self.hard_links(p, &texts);
+        if extracts_absolute(p, &texts) {
+            self.hidden(format!("`{p}` extracts members with absolute names, which can land anywhere."), HIDDEN_REMEDY);
+        }
+        if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv" | "truncate") {
+            self.wipes_git_or_root(p, &texts);
+        }
+        if p == "find" {
+            self.find_deletes(&texts);
+        }
+        self.tilde_reads(p, &texts);
+    }
+
+    /// Hard links: `ln SRC DST` (no -s), `cp -l`, `cp --link` of a source outside the workspace.
+    fn hard_links(&mut self, p: &str, texts: &[&str]) {
+        let hard = (p == "ln" && !has_opt(texts, "-s") && !texts.contains(&"--symbolic"))
+            || (p == "cp" && (has_opt(texts, "-l") || texts.contains(&"--link")));
         if hard {
             let ops: Vec<&str> = texts.iter().copied().filter(|t| !t.starts_with('-')).collect();
-            if let Some(src) = ops.iter().take(ops.len().saturating_sub(1)).find(|t| outside(self, t)) {
+            if let Some(src) = ops.iter().take(ops.len().saturating_sub(1)).find(|t| self.outside(t)) {
                 self.hidden(
                     format!(
                         "`{p}` hard-links `{src}`, outside the workspace: a write through the link changes the original."
@@ -1142,67 +1147,54 @@ impl Analysis<'_> {
                 );
             }
         }
-        // Archives with absolute member names.
-        let absolute = match p {
-            "tar" | "gtar" | "bsdtar" => texts.iter().any(|t| {
-                *t == "--absolute-names"
-                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('P'))
-                    || (!t.starts_with('-')
-                        && texts.first() == Some(t)
-                        && t.contains('P')
-                        && t.chars().all(|ch| ch.is_ascii_alphabetic()))
-            }),
-            "cpio" => opts("-i") || texts.contains(&"--extract"),
-            "unzip" => texts.iter().any(|t| *t == "-:" || (t.starts_with('-') && t.contains(':'))),
-            "pax" => opts("-r"),
-            _ => false,
-        };
-        if absolute {
-            self.hidden(format!("`{p}` extracts members with absolute names, which can land anywhere."), HIDDEN_REMEDY);
-        }
-        // Deleting `.git` or anything in it, or globs that sweep the workspace root.
-        if matches!(p, "rm" | "rmdir" | "shred" | "unlink" | "mv" | "truncate") {
-            let expanded: Vec<String> =
-                texts.iter().filter(|t| !t.starts_with('-')).flat_map(|t| expand_braces(t)).collect();
-            let root_entries = std::fs::read_dir(self.workspace()).map(|d| d.count()).unwrap_or(0);
-            for t in &expanded {
-                let git = self.workspace().join(".git");
-                let in_git = resolve_under(self.cwd(), Path::new(strip_glob(t)))
-                    .is_ok_and(|q| q.starts_with(&git) && !q.starts_with(git.join("hooks")) && q != git.join("config"));
-                let glob_hits = if t.contains(['*', '?', '[']) {
-                    expand_glob(self.cwd(), t.trim_end_matches('/'))
-                } else {
-                    Vec::new()
-                };
-                // The glob's own directory must be the workspace root.
-                let glob_dir =
-                    t.trim_end_matches('/').rsplit_once('/').map_or(".", |(d, _)| if d.is_empty() { "/" } else { d });
-                let at_root = resolve_under(self.cwd(), Path::new(glob_dir)).is_ok_and(|d| d == self.workspace());
-                let covers = at_root && root_entries >= 3 && glob_hits.len() * 2 >= root_entries;
-                if in_git || covers || glob_hits.iter().any(|m| m.file_name().is_some_and(|n| n == ".git")) {
-                    self.wipes_workspace(p, t);
-                    break;
-                }
-            }
-            for t in texts.iter().filter(|t| !t.starts_with('-')) {
-                let sweeps = t.contains(['*', '?', '['])
-                    && (expand_glob(self.cwd(), t).iter().any(|m| m.file_name().is_some_and(|n| n == ".git"))
-                        || t.trim_start_matches("./")
-                            .chars()
-                            .all(|ch| matches!(ch, '*' | '?' | '[' | ']' | '!' | '.' | '^')));
-                let git = resolve_under(self.cwd(), Path::new(t)).is_ok_and(|q| q == self.workspace().join(".git"));
-                if (sweeps && resolve_under(self.cwd(), Path::new(".")).is_ok_and(|d| d == self.workspace())) || git {
-                    self.wipes_workspace(p, t);
-                    break;
-                }
+    }
+
+    /// Whether a path resolves outside the workspace.
+    fn outside(&self, t: &str) -> bool {
+        resolve_under(self.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(self.workspace()))
+    }
+
+    /// Deleting `.git` or anything in it, or globs that sweep the workspace root.
+    fn wipes_git_or_root(&mut self, p: &str, texts: &[&str]) {
+        let expanded: Vec<String> =
+            texts.iter().filter(|t| !t.starts_with('-')).flat_map(|t| expand_braces(t)).collect();
+        let root_entries = std::fs::read_dir(self.workspace()).map(|d| d.count()).unwrap_or(0);
+        for t in &expanded {
+            let git = self.workspace().join(".git");
+            let in_git = resolve_under(self.cwd(), Path::new(strip_glob(t)))
+                .is_ok_and(|q| q.starts_with(&git) && !q.starts_with(git.join("hooks")) && q != git.join("config"));
+            let glob_hits =
+                if t.contains(['*', '?', '[']) { expand_glob(self.cwd(), t.trim_end_matches('/')) } else { Vec::new() };
+            // The glob's own directory must be the workspace root.
+            let glob_dir =
+                t.trim_end_matches('/').rsplit_once('/').map_or(".", |(d, _)| if d.is_empty() { "/" } else { d });
+            let at_root = resolve_under(self.cwd(), Path::new(glob_dir)).is_ok_and(|d| d == self.workspace());
+            let covers = at_root && root_entries >= 3 && glob_hits.len() * 2 >= root_entries;
+            if in_git || covers || glob_hits.iter().any(|m| m.file_name().is_some_and(|n| n == ".git")) {
+                self.wipes_workspace(p, t);
+                break;
             }
         }
-        if p == "find"
-            && (texts.contains(&"-delete")
-                || texts.windows(2).any(|w| {
-                    matches!(w[0], "-exec" | "-execdir" | "-ok")
-                        && matches!(w[1], "rm" | "/bin/rm" | "shred" | "unlink")
-                }))
+        for t in texts.iter().filter(|t| !t.starts_with('-')) {
+            let sweeps = t.contains(['*', '?', '['])
+                && (expand_glob(self.cwd(), t).iter().any(|m| m.file_name().is_some_and(|n| n == ".git"))
+                    || t.trim_start_matches("./")
+                        .chars()
+                        .all(|ch| matches!(ch, '*' | '?' | '[' | ']' | '!' | '.' | '^')));
+            let git = resolve_under(self.cwd(), Path::new(t)).is_ok_and(|q| q == self.workspace().join(".git"));
+            if (sweeps && resolve_under(self.cwd(), Path::new(".")).is_ok_and(|d| d == self.workspace())) || git {
+                self.wipes_workspace(p, t);
+                break;
+            }
+        }
+    }
+
+    /// `find` deleting across the whole workspace or its `.git`.
+    fn find_deletes(&mut self, texts: &[&str]) {
+        if texts.contains(&"-delete")
+            || texts.windows(2).any(|w| {
+                matches!(w[0], "-exec" | "-execdir" | "-ok") && matches!(w[1], "rm" | "/bin/rm" | "shred" | "unlink")
+            })
         {
             let root = texts.iter().take_while(|t| !t.starts_with('-')).copied().next().unwrap_or(".");
             let root_real = resolve_under(self.cwd(), Path::new(root));
@@ -1243,7 +1235,7 @@ impl Analysis<'_> {
                 ));
             }
         }
-        if p == "find" && texts.contains(&"-delete") {
+        if texts.contains(&"-delete") {
             let root = texts.iter().take_while(|t| !t.starts_with('-')).copied().next().unwrap_or(".");
             let filtered = texts.windows(2).any(|w| {
                 matches!(
@@ -1260,7 +1252,10 @@ impl Analysis<'_> {
                 ));
             }
         }
-        // A read through a tilde form bash expands at run time (`~root/.ssh/id_rsa`, `~-/.env`).
+    }
+
+    /// A read through a tilde form bash expands at run time (`~root/.ssh/id_rsa`, `~-/.env`).
+    fn tilde_reads(&mut self, p: &str, texts: &[&str]) {
         for t in texts.iter().filter(|t| t.starts_with('~') && !t.starts_with("~/") && **t != "~") {
             let rest = t.split_once('/').map_or("", |(_, r)| r);
             let guess = self.home().map(|h| h.join(rest)).unwrap_or_default();
@@ -3336,6 +3331,33 @@ fn jq_env_builtin(filter: &str) -> bool {
         !before.is_some_and(|c| word(c) || c == b'.' || c == b'$' || c == b'"')
             && !after.is_some_and(|c| word(c) || c == b'"')
     })
+}
+
+const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
+
+/// Whether a short option (or its letter inside a cluster: `-rf` has `-f`) is present.
+fn has_opt(texts: &[&str], f: &str) -> bool {
+    texts
+        .iter()
+        .any(|t| *t == f || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(f.trim_start_matches('-'))))
+}
+
+/// Archives extracted with absolute member names.
+fn extracts_absolute(p: &str, texts: &[&str]) -> bool {
+    match p {
+        "tar" | "gtar" | "bsdtar" => texts.iter().any(|t| {
+            *t == "--absolute-names"
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains('P'))
+                || (!t.starts_with('-')
+                    && texts.first() == Some(t)
+                    && t.contains('P')
+                    && t.chars().all(|ch| ch.is_ascii_alphabetic()))
+        }),
+        "cpio" => has_opt(texts, "-i") || texts.contains(&"--extract"),
+        "unzip" => texts.iter().any(|t| *t == "-:" || (t.starts_with('-') && t.contains(':'))),
+        "pax" => has_opt(texts, "-r"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
