@@ -1428,52 +1428,68 @@ impl Analysis<'_> {
     /// Recipe files this command writes (for the build tools after it in the line), and files
     /// that run later written with content the analysis cannot read.
     fn note_recipe_writes(&mut self, c: &Command, e: &Effects) {
-        let program = c.program.clone();
-        if !BUILD_TOOLS.contains(&program.as_str())
-            && !matches!(program.as_str(), "git" | "mkdir" | "touch" | "rm" | "rmdir" | "chmod" | "chown")
+        let program = c.program.as_str();
+        if !BUILD_TOOLS.contains(&program)
+            && !matches!(program, "git" | "mkdir" | "touch" | "rm" | "rmdir" | "chmod" | "chown")
         {
-            let mut targets: Vec<&str> = e.writes.iter().filter(|t| !t.dynamic).map(|t| t.path.as_str()).collect();
-            targets.extend(
-                c.redirects
-                    .iter()
-                    .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append) && !r.target.dynamic)
-                    .map(|r| r.target.text.as_str()),
-            );
-            for t in targets {
-                let Ok(p) = self.resolve_here(t) else { continue };
-                // Manifests are mostly data that tools rewrite (`jq … package.json`): a build run
-                // after such a write in the same line is caught by `build_after_download`.
-                let manifest = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    matches!(
-                        n,
-                        "package.json"
-                            | "Cargo.toml"
-                            | "pyproject.toml"
-                            | "go.mod"
-                            | "composer.json"
-                            | "pom.xml"
-                            | "setup.cfg"
-                            | "deno.json"
-                            | "Gemfile"
-                            | "build.gradle"
-                            | "build.gradle.kts"
-                    )
-                });
-                if manifest
-                    || !p.starts_with(self.workspace())
-                    || !runs_later_path(&p, self.workspace())
-                    || self.written_text.iter().any(|(q, _)| *q == p)
-                {
-                    continue;
-                }
-                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(t).to_string();
-                self.hidden(format!("`{program}` writes `{name}`, which a tool runs or loads later, with content the analysis cannot read."), "write hooks, CI, tool configuration and wrappers with plain literal text (or the Write tool), so the gate can read them.");
-                break;
-            }
+            self.unread_runs_later(program, c, e);
         }
-        // An existing script or manifest of the workspace replaced by content from elsewhere: a
-        // download, or a copy from outside the workspace.
-        let from_outside = match program.as_str() {
+        self.replaced_from_outside(program, c, e);
+        if !BUILD_TOOLS.contains(&program) {
+            self.note_recipe_target(c, e);
+        }
+        if matches!(program, "npm" | "pnpm" | "yarn") {
+            self.npm_recipe_set(c);
+        }
+    }
+
+    /// A file a tool runs or loads later (hooks, CI, tool configuration, wrappers), written with
+    /// content the analysis cannot read.
+    fn unread_runs_later(&mut self, program: &str, c: &Command, e: &Effects) {
+        let mut targets: Vec<&str> = e.writes.iter().filter(|t| !t.dynamic).map(|t| t.path.as_str()).collect();
+        targets.extend(
+            c.redirects
+                .iter()
+                .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append) && !r.target.dynamic)
+                .map(|r| r.target.text.as_str()),
+        );
+        for t in targets {
+            let Ok(p) = self.resolve_here(t) else { continue };
+            // Manifests are mostly data that tools rewrite (`jq … package.json`): a build run
+            // after such a write in the same line is caught by `build_after_download`.
+            let manifest = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                matches!(
+                    n,
+                    "package.json"
+                        | "Cargo.toml"
+                        | "pyproject.toml"
+                        | "go.mod"
+                        | "composer.json"
+                        | "pom.xml"
+                        | "setup.cfg"
+                        | "deno.json"
+                        | "Gemfile"
+                        | "build.gradle"
+                        | "build.gradle.kts"
+                )
+            });
+            if manifest
+                || !p.starts_with(self.workspace())
+                || !runs_later_path(&p, self.workspace())
+                || self.written_text.iter().any(|(q, _)| *q == p)
+            {
+                continue;
+            }
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(t).to_string();
+            self.hidden(format!("`{program}` writes `{name}`, which a tool runs or loads later, with content the analysis cannot read."), "write hooks, CI, tool configuration and wrappers with plain literal text (or the Write tool), so the gate can read them.");
+            break;
+        }
+    }
+
+    /// An existing script or manifest of the workspace replaced by content from elsewhere.
+    fn replaced_from_outside(&mut self, program: &str, c: &Command, e: &Effects) {
+        // A download, or a copy from outside the workspace.
+        let from_outside = match program {
             "curl" | "wget" | "aria2c" | "http" | "https" | "xh" => true,
             "cp" | "mv" | "install" | "rsync" | "ln" => {
                 c.args.iter().filter(|w| !w.text.starts_with('-')).rev().skip(1).any(|w| {
@@ -1495,36 +1511,39 @@ impl Analysis<'_> {
                 if p.starts_with(self.workspace()) && p.is_file() && (manifest || self.runs_later_file(&p)) {
                     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
                     self.hidden(format!("`{program}` replaces `{name}`, which runs later, with content from outside the workspace the analysis cannot read."), "fetch or copy to a new file and show it to the human before it replaces a script or manifest.");
-                    break;
+                    return;
                 }
             }
         }
-        if !BUILD_TOOLS.contains(&program.as_str()) {
-            let targets = e.writes.iter().map(|t| t.path.as_str()).chain(
-                c.redirects
-                    .iter()
-                    .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
-                    .map(|r| r.target.text.as_str()),
-            );
-            for t in targets.collect::<Vec<_>>() {
-                let Ok(p) = resolve_under(self.cwd(), Path::new(t)) else { continue };
-                let recipe = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| RECIPE_FILES.contains(&n) || n.ends_with(".mk"));
-                if recipe && !self.written_text.iter().any(|(q, _)| *q == p) {
-                    self.recipe_written = Some(p);
-                }
+    }
+
+    /// A build recipe (Makefile, package.json scripts…) this command writes, for the build that
+    /// may run after it.
+    fn note_recipe_target(&mut self, c: &Command, e: &Effects) {
+        let targets = e.writes.iter().map(|t| t.path.as_str()).chain(
+            c.redirects
+                .iter()
+                .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
+                .map(|r| r.target.text.as_str()),
+        );
+        for t in targets.collect::<Vec<_>>() {
+            let Ok(p) = resolve_under(self.cwd(), Path::new(t)) else { continue };
+            let recipe =
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| RECIPE_FILES.contains(&n) || n.ends_with(".mk"));
+            if recipe && !self.written_text.iter().any(|(q, _)| *q == p) {
+                self.recipe_written = Some(p);
             }
         }
-        if matches!(program.as_str(), "npm" | "pnpm" | "yarn") {
-            // `npm pkg set scripts.x=…`, `npm config set …`: recipes and programs changed.
-            let ops: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-            if ops.windows(3).any(|w| matches!(w, ["pkg", "set", k] if k.starts_with("scripts") || k.starts_with("bin") || k.starts_with("config")))
-                || ops.windows(2).any(|w| matches!(w, ["config", "set"] | ["set-script", _]))
-            {
-                self.recipe_written = Some(self.cwd().join("package.json"));
-            }
+    }
+
+    /// `npm pkg set scripts.x=…`, `npm config set …`: recipes and programs changed.
+    fn npm_recipe_set(&mut self, c: &Command) {
+        // `npm pkg set scripts.x=…`, `npm config set …`: recipes and programs changed.
+        let ops: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        if ops.windows(3).any(|w| matches!(w, ["pkg", "set", k] if k.starts_with("scripts") || k.starts_with("bin") || k.starts_with("config")))
+            || ops.windows(2).any(|w| matches!(w, ["config", "set"] | ["set-script", _]))
+        {
+            self.recipe_written = Some(self.cwd().join("package.json"));
         }
     }
 
