@@ -1802,33 +1802,7 @@ impl Analysis<'_> {
         if !NETWORK_TOOLS.contains(&c.program.as_str()) {
             return;
         }
-        let dumps_env = |h: &Head| {
-            // `${!name}` / `${!prefix*}`: a variable (or all whose names start so) chosen at run time.
-            h.args.iter().any(|a| a.contains("${!"))
-                || match h.program.as_str() {
-                    // `env` left with no command to run (the unwrapper took any command) prints
-                    // the environment, whatever options it has (`env -u PWD`).
-                    "env" => !h.args.iter().any(|a| a == "--help" || a == "--version"),
-                    "printenv" => h.args.iter().all(|a| a.starts_with('-')),
-                    "set" | "export" | "declare" | "typeset" | "compgen" => true,
-                    // BSD-style `ps e`/`auxe`/`auxeww`: every process's environment.
-                    "ps" => h.args.iter().any(|a| !a.starts_with('-') && a.contains('e')),
-                    // jq's `env` builtin and `$ENV`.
-                    "jq" | "gojq" | "jaq" => h.args.iter().any(|a| a.contains("$ENV") || jq_env_builtin(a)),
-                    "awk" | "gawk" | "mawk" | "nawk" | "busybox" => h.args.iter().any(|a| a.contains("ENVIRON")),
-                    _ => false,
-                }
-        };
-        let reads_secret = |h: &Head, this: &Self| {
-            matches!(
-                h.program.as_str(),
-                "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
-            ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
-                resolve_under(this.cwd(), Path::new(strip_glob(a)))
-                    .is_ok_and(|p| this.paths.check_read(a, &p, "").is_some())
-            })
-        };
-        let leak = c.sources().find(|h| dumps_env(h) || reads_secret(h, self)).map(|h| h.program.clone());
+        let leak = c.sources().find(|h| dumps_env(h) || self.reads_secret(h)).map(|h| h.program.clone());
         if leak.is_none()
             && let Some(h) = c
                 .stdin_from
@@ -1844,40 +1818,9 @@ impl Analysis<'_> {
             );
         }
         // Any file piped into a tool that sends its stdin is an upload, as `curl -d @file` is.
-        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-        let sends_stdin = match c.program.as_str() {
-            "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" => true,
-            "curl" | "http" | "https" => {
-                texts.iter().any(|t| t.contains("@-") || t.ends_with("=@-"))
-                    || texts.windows(2).any(|w| matches!(w[0], "-T" | "--upload-file") && w[1] == "-")
-            }
-            "wget" => texts.iter().any(|t| t.contains("/dev/stdin")),
-            _ => false,
-        };
         if leak.is_none()
-            && sends_stdin
-            && let Some((h, f)) = c.stdin_from.iter().find_map(|h| {
-                matches!(
-                    h.program.as_str(),
-                    "cat"
-                        | "head"
-                        | "tail"
-                        | "tac"
-                        | "nl"
-                        | "base64"
-                        | "xxd"
-                        | "od"
-                        | "hexdump"
-                        | "strings"
-                        | "gzip"
-                        | "bzip2"
-                        | "xz"
-                        | "zstd"
-                        | "zip"
-                )
-                .then(|| h.args.iter().find(|a| !a.starts_with('-')).map(|f| (h, f.clone())))
-                .flatten()
-            })
+            && sends_stdin(c)
+            && let Some((h, f)) = c.stdin_from.iter().find_map(piped_file)
         {
             self.findings.push(op_finding(
                 EXFIL_UPLOAD,
@@ -1892,6 +1835,17 @@ impl Analysis<'_> {
                 format!("`{src}` output (the environment or a credential) flows into `{}`, which sends it over the network.", c.program),
             ));
         }
+    }
+
+    /// A command that prints a secret file the path rules protect.
+    fn reads_secret(&self, h: &Head) -> bool {
+        matches!(
+            h.program.as_str(),
+            "cat" | "head" | "tail" | "base64" | "xxd" | "gzip" | "tar" | "zip" | "openssl" | "gpg"
+        ) && h.args.iter().filter(|a| !a.starts_with('-')).any(|a| {
+            resolve_under(self.cwd(), Path::new(strip_glob(a)))
+                .is_ok_and(|p| self.paths.check_read(a, &p, "").is_some())
+        })
     }
 
     /// Code that arrives from the network or out of a decoder and is executed.
@@ -3377,6 +3331,63 @@ fn extracts_absolute(p: &str, texts: &[&str]) -> bool {
         "pax" => has_opt(texts, "-r"),
         _ => false,
     }
+}
+
+/// A command whose output is the environment (or part of it chosen at run time).
+fn dumps_env(h: &Head) -> bool {
+    // `${!name}` / `${!prefix*}`: a variable (or all whose names start so) chosen at run time.
+    h.args.iter().any(|a| a.contains("${!"))
+        || match h.program.as_str() {
+            // `env` left with no command to run (the unwrapper took any command) prints
+            // the environment, whatever options it has (`env -u PWD`).
+            "env" => !h.args.iter().any(|a| a == "--help" || a == "--version"),
+            "printenv" => h.args.iter().all(|a| a.starts_with('-')),
+            "set" | "export" | "declare" | "typeset" | "compgen" => true,
+            // BSD-style `ps e`/`auxe`/`auxeww`: every process's environment.
+            "ps" => h.args.iter().any(|a| !a.starts_with('-') && a.contains('e')),
+            // jq's `env` builtin and `$ENV`.
+            "jq" | "gojq" | "jaq" => h.args.iter().any(|a| a.contains("$ENV") || jq_env_builtin(a)),
+            "awk" | "gawk" | "mawk" | "nawk" | "busybox" => h.args.iter().any(|a| a.contains("ENVIRON")),
+            _ => false,
+        }
+}
+
+/// A network tool that sends its stdin.
+fn sends_stdin(c: &Command) -> bool {
+    let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+    match c.program.as_str() {
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" => true,
+        "curl" | "http" | "https" => {
+            texts.iter().any(|t| t.contains("@-") || t.ends_with("=@-"))
+                || texts.windows(2).any(|w| matches!(w[0], "-T" | "--upload-file") && w[1] == "-")
+        }
+        "wget" => texts.iter().any(|t| t.contains("/dev/stdin")),
+        _ => false,
+    }
+}
+
+/// A file a plain reader pipes onward (`cat FILE | …`), with the reader.
+fn piped_file(h: &Head) -> Option<(&Head, String)> {
+    matches!(
+        h.program.as_str(),
+        "cat"
+            | "head"
+            | "tail"
+            | "tac"
+            | "nl"
+            | "base64"
+            | "xxd"
+            | "od"
+            | "hexdump"
+            | "strings"
+            | "gzip"
+            | "bzip2"
+            | "xz"
+            | "zstd"
+            | "zip"
+    )
+    .then(|| h.args.iter().find(|a| !a.starts_with('-')).map(|f| (h, f.clone())))
+    .flatten()
 }
 
 #[cfg(test)]
