@@ -1707,6 +1707,15 @@ impl Analysis<'_> {
     }
 
     fn redirects(&mut self, c: &Command) {
+        self.note_written_text(c);
+        for r in &c.redirects {
+            self.redirect(c, r);
+        }
+    }
+
+    /// What a command's write redirections leave in their files: known text (echo, printf, a
+    /// heredoc into cat), or unknown content (a later run of the file is then not understood).
+    fn note_written_text(&mut self, c: &Command) {
         // `printf '…' > f` / `echo … >> f` / a heredoc into `cat > f`: the file's new content is known.
         let literal = if matches!(c.program.as_str(), "echo" | "printf") && !c.args.iter().any(|w| w.dynamic) {
             opaque::literal_text(&Head {
@@ -1753,47 +1762,49 @@ impl Analysis<'_> {
                 }
             }
         }
-        for r in &c.redirects {
-            let t = &r.target.text;
-            if t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") {
-                self.findings.push(op_finding(
-                    EXFIL_REVERSE_SHELL,
-                    RiskLevel::Critical,
-                    format!("A redirection to `{t}` opens a raw network connection from the shell."),
-                ));
-                continue;
+    }
+
+    /// One redirection: a raw network connection, a read, or a write to check.
+    fn redirect(&mut self, c: &Command, r: &Redirect) {
+        let t = &r.target.text;
+        if t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/") {
+            self.findings.push(op_finding(
+                EXFIL_REVERSE_SHELL,
+                RiskLevel::Critical,
+                format!("A redirection to `{t}` opens a raw network connection from the shell."),
+            ));
+            return;
+        }
+        let writes = match r.kind {
+            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
+            // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
+            RedirectKind::Dup => !t.chars().all(|c| c.is_ascii_digit() || c == '-'),
+            RedirectKind::Read => {
+                let prog = if c.program.is_empty() { "<" } else { c.program.as_str() };
+                self.read(prog, t, r.target.dynamic);
+                false
             }
-            let writes = match r.kind {
-                RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite => true,
-                // `>&file` (not a descriptor number or `-`) writes stdout and stderr to a file.
-                RedirectKind::Dup => !t.chars().all(|c| c.is_ascii_digit() || c == '-'),
-                RedirectKind::Read => {
-                    let prog = if c.program.is_empty() { "<" } else { c.program.as_str() };
-                    self.read(prog, t, r.target.dynamic);
-                    false
-                }
-                _ => false,
-            };
-            if !writes {
-                continue;
-            }
-            self.required = self.required.max(AutonomyLevel::Implement);
-            if !r.target.dynamic
-                && !self.unknown_base(t)
-                && !t.starts_with("/dev/")
-                && let Ok(p) = resolve_under(self.cwd(), Path::new(t))
-            {
-                self.predicted.push(p);
-            }
-            if r.target.dynamic || self.unknown_base(t) || t.starts_with('~') {
-                self.dynamic(
-                    format!("The redirection target `{t}` is only known at run time."),
-                    "redirect to a literal path inside the workspace.",
-                );
-            } else {
-                let found = self.paths.check_resolved(t, self.resolve_here(t), "Redirection target", Access::Write);
-                self.findings.extend(found);
-            }
+            _ => false,
+        };
+        if !writes {
+            return;
+        }
+        self.required = self.required.max(AutonomyLevel::Implement);
+        if !r.target.dynamic
+            && !self.unknown_base(t)
+            && !t.starts_with("/dev/")
+            && let Ok(p) = resolve_under(self.cwd(), Path::new(t))
+        {
+            self.predicted.push(p);
+        }
+        if r.target.dynamic || self.unknown_base(t) || t.starts_with('~') {
+            self.dynamic(
+                format!("The redirection target `{t}` is only known at run time."),
+                "redirect to a literal path inside the workspace.",
+            );
+        } else {
+            let found = self.paths.check_resolved(t, self.resolve_here(t), "Redirection target", Access::Write);
+            self.findings.extend(found);
         }
     }
 
