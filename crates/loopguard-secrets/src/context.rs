@@ -1860,30 +1860,8 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
     // Code, not a literal: a bare identifier or dotted path after `=` with spaces around it
     // (`password = get_password`, `token: this.token`), a call, an expression.
     let identifier = v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-    if !quoted {
-        // Random-looking bare words are literals (`?token=q8Zt…`); others are names of things.
-        let code_like = identifier && (v.contains('.') || !looks_random(v));
-        match op {
-            Op::Assign | Op::Call => {
-                if code_like && !env_style(name) {
-                    return None;
-                }
-            }
-            Op::Colon => {
-                if identifier
-                    && ((v.contains('.') && dotted_code(v))
-                        || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit())))
-                {
-                    return None;
-                }
-            }
-            Op::Space | Op::Element | Op::Prose => {}
-        }
-        if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&'])
-            || (v.contains('(') && !(env_style(name) && op == Op::Assign))
-        {
-            return None;
-        }
+    if !quoted && unquoted_code(name, v, op, identifier) {
+        return None;
     }
     let call = v.find('(').is_some_and(|k| {
         k > 0 && v.ends_with(')') && v[..k].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
@@ -1915,6 +1893,40 @@ fn judge(name: &str, class: NameClass, value: &str, quoted: bool, op: Op) -> Opt
     {
         return Some(&AWS_SECRET);
     }
+    judge_class(name, class, v)
+}
+
+/// An unquoted value that is code, not a literal: a name of something after `=` (unless the
+/// name is env style), a dotted or camel-case path after `:`, an expression or a call.
+fn unquoted_code(name: &str, v: &str, op: Op, identifier: bool) -> bool {
+    // Random-looking bare words are literals (`?token=q8Zt…`); others are names of things.
+    let code_like = identifier && (v.contains('.') || !looks_random(v));
+    match op {
+        Op::Assign | Op::Call => {
+            if code_like && !env_style(name) {
+                return true;
+            }
+        }
+        Op::Colon => {
+            if identifier
+                && ((v.contains('.') && dotted_code(v))
+                    || (has_inner_upper(v) && !v.chars().any(|c| c.is_ascii_digit())))
+            {
+                return true;
+            }
+        }
+        Op::Space | Op::Element | Op::Prose => {}
+    }
+    if v.starts_with(['[', '{', '(', '!', '|', '>', '*', '&'])
+        || (v.contains('(') && !(env_style(name) && op == Op::Assign))
+    {
+        return true;
+    }
+    false
+}
+
+/// The kind of secret a value is under a name of `class` (`None`: not a secret).
+fn judge_class(name: &str, class: NameClass, v: &str) -> Option<&'static Kind> {
     match class {
         NameClass::Password => {
             let words = v.split_whitespace().count();
