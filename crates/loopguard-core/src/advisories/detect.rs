@@ -135,32 +135,7 @@ fn from_command(c: &Command, out: &mut Vec<Dep>) {
     let p = c.program.as_str();
     let (a0, a1) = (arg(c, 0), arg(c, 1));
     match p {
-        "cargo" if matches!(a0, "add" | "install" | "binstall") => {
-            // `cargo install foo --version 1.2` / `--vers`.
-            let pinned = c
-                .args
-                .windows(2)
-                .find(|w| matches!(w[0].text.as_str(), "--version" | "--vers"))
-                .map(|w| w[1].text.clone())
-                .or_else(|| {
-                    c.args.iter().find_map(|w| {
-                        w.text.strip_prefix("--version=").or_else(|| w.text.strip_prefix("--vers=")).map(str::to_string)
-                    })
-                });
-            let mut opts: Vec<&str> = CARGO_VALUE_OPTS.to_vec();
-            opts.extend(["--version", "--vers", "--registry", "--branch", "--tag", "--rev"]);
-            let Some(specs) = operands(c, 1, &opts) else { return };
-            for s in specs {
-                let (name, req) = match s.split_once('@') {
-                    Some((n, r)) => (n, Some(r.to_string())),
-                    None => (s, pinned.clone()),
-                };
-                // `cargo install` takes an exact version; `cargo add` a requirement.
-                let exact = a0 != "add";
-                let req = req.map(|r| if exact { r.trim_start_matches('=').to_string() } else { r });
-                out.push(Dep { eco: Ecosystem::Crates, name: name.to_string(), req, exact });
-            }
-        }
+        "cargo" if matches!(a0, "add" | "install" | "binstall") => cargo_specs(c, a0, out),
         "npm" | "pnpm" | "yarn" | "bun" if matches!(a0, "install" | "i" | "add" | "in" | "isntall") => {
             npm_specs(c, 1, false, out);
         }
@@ -189,30 +164,66 @@ fn from_command(c: &Command, out: &mut Vec<Dep>) {
         "uv" if a0 == "tool" && matches!(a1, "install" | "run") => pip_specs(c, 2, true, out),
         "uvx" => pip_specs(c, 0, true, out),
         "pipx" if matches!(a0, "install" | "run") => pip_specs(c, 1, true, out),
-        "poetry" if a0 == "add" => {
-            let Some(specs) = operands(c, 1, PIP_VALUE_OPTS) else { return };
-            for s in specs {
-                // Poetry: `name@^1.2`, `name==1.2`, `name>=1.2`.
-                if let Some((n, r)) = s.split_once('@') {
-                    out.push(Dep { eco: Ecosystem::PyPI, name: n.to_string(), req: Some(r.to_string()), exact: false });
-                } else {
-                    push_pep508(s, out);
-                }
-            }
-        }
-        "go" if matches!(a0, "get" | "install" | "run") => {
-            let Some(specs) = operands(c, 1, GO_VALUE_OPTS) else { return };
-            for s in specs.into_iter().filter(|s| !s.starts_with('.') && !s.starts_with('/') && s.contains('.')) {
-                let (module, v) = match s.split_once('@') {
-                    Some((m, v)) => (m, Some(v)),
-                    None => (s, None),
-                };
-                // `@latest`, `@upgrade`, `@patch`, branches: the registry decides.
-                let v = v.filter(|v| Ecosystem::Go.parse(v).is_some());
-                out.push(Dep { eco: Ecosystem::Go, name: module.to_string(), req: v.map(str::to_string), exact: true });
-            }
-        }
+        "poetry" if a0 == "add" => poetry_specs(c, out),
+        "go" if matches!(a0, "get" | "install" | "run") => go_specs(c, out),
         _ => {}
+    }
+}
+
+/// `cargo add|install|binstall NAME[@REQ] [--version V]`: `cargo install` takes an exact
+/// version, `cargo add` a requirement.
+fn cargo_specs(c: &Command, a0: &str, out: &mut Vec<Dep>) {
+    // `cargo install foo --version 1.2` / `--vers`.
+    let pinned = c
+        .args
+        .windows(2)
+        .find(|w| matches!(w[0].text.as_str(), "--version" | "--vers"))
+        .map(|w| w[1].text.clone())
+        .or_else(|| {
+            c.args.iter().find_map(|w| {
+                w.text.strip_prefix("--version=").or_else(|| w.text.strip_prefix("--vers=")).map(str::to_string)
+            })
+        });
+    let mut opts: Vec<&str> = CARGO_VALUE_OPTS.to_vec();
+    opts.extend(["--version", "--vers", "--registry", "--branch", "--tag", "--rev"]);
+    let Some(specs) = operands(c, 1, &opts) else { return };
+    for s in specs {
+        let (name, req) = match s.split_once('@') {
+            Some((n, r)) => (n, Some(r.to_string())),
+            None => (s, pinned.clone()),
+        };
+        // `cargo install` takes an exact version; `cargo add` a requirement.
+        let exact = a0 != "add";
+        let req = req.map(|r| if exact { r.trim_start_matches('=').to_string() } else { r });
+        out.push(Dep { eco: Ecosystem::Crates, name: name.to_string(), req, exact });
+    }
+}
+
+/// `poetry add NAME@^1.2 | NAME==1.2 | NAME>=1.2`.
+fn poetry_specs(c: &Command, out: &mut Vec<Dep>) {
+    let Some(specs) = operands(c, 1, PIP_VALUE_OPTS) else { return };
+    for s in specs {
+        // Poetry: `name@^1.2`, `name==1.2`, `name>=1.2`.
+        if let Some((n, r)) = s.split_once('@') {
+            out.push(Dep { eco: Ecosystem::PyPI, name: n.to_string(), req: Some(r.to_string()), exact: false });
+        } else {
+            push_pep508(s, out);
+        }
+    }
+}
+
+/// `go get|install|run MODULE[@VERSION]` (a version the registry resolves — `@latest`, a
+/// branch — is no version).
+fn go_specs(c: &Command, out: &mut Vec<Dep>) {
+    let Some(specs) = operands(c, 1, GO_VALUE_OPTS) else { return };
+    for s in specs.into_iter().filter(|s| !s.starts_with('.') && !s.starts_with('/') && s.contains('.')) {
+        let (module, v) = match s.split_once('@') {
+            Some((m, v)) => (m, Some(v)),
+            None => (s, None),
+        };
+        // `@latest`, `@upgrade`, `@patch`, branches: the registry decides.
+        let v = v.filter(|v| Ecosystem::Go.parse(v).is_some());
+        out.push(Dep { eco: Ecosystem::Go, name: module.to_string(), req: v.map(str::to_string), exact: true });
     }
 }
 
