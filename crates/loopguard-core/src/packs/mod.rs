@@ -296,12 +296,12 @@ impl PackRule {
     }
 }
 
-fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<PackRule, Vec<String>> {
-    let mut problems = Vec::new();
-    let at = |m: String| format!("rule `{}`: {m}", r.id);
-    if !crate::reasons::is_kebab_case(&r.id) {
-        problems.push(at("id is not kebab-case".into()));
-    }
+/// A rule's `effect`, `severity` and `level`, each checked (a bad value is reported to `problem`
+/// and taken as absent).
+fn rule_kind(
+    r: &RawRule,
+    problem: &mut dyn FnMut(String),
+) -> (Option<Effect>, Option<RiskLevel>, Option<AutonomyLevel>) {
     let effect = r.effect.as_deref().map(|e| Effect::parse(e).ok_or(e));
     let severity = r.severity.as_deref().map(|s| match s {
         "critical" => Ok(RiskLevel::Critical),
@@ -312,9 +312,9 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
     let level = r.level.as_deref().map(|l| AutonomyLevel::parse(l).ok_or(l));
     let effect = match effect {
         Some(Err(e)) => {
-            problems.push(at(format!(
+            problem(format!(
                 "effect `{e}` is not one of delete, overwrite, remote-write, publish, credential-change, availability"
-            )));
+            ));
             None
         }
         Some(Ok(e)) => Some(e),
@@ -322,7 +322,7 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
     };
     let severity = match severity {
         Some(Err(s)) => {
-            problems.push(at(format!("severity `{s}` is not one of critical, high, medium")));
+            problem(format!("severity `{s}` is not one of critical, high, medium"));
             None
         }
         Some(Ok(s)) => Some(s),
@@ -330,12 +330,22 @@ fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<Pa
     };
     let level = match level {
         Some(Err(l)) => {
-            problems.push(at(format!("level `{l}` is not an autonomy level")));
+            problem(format!("level `{l}` is not an autonomy level"));
             None
         }
         Some(Ok(l)) => Some(l),
         None => None,
     };
+    (effect, severity, level)
+}
+
+fn rule(pack: &str, programs: &[String], r: RawRule, builtin: bool) -> Result<PackRule, Vec<String>> {
+    let mut problems = Vec::new();
+    let at = |m: String| format!("rule `{}`: {m}", r.id);
+    if !crate::reasons::is_kebab_case(&r.id) {
+        problems.push(at("id is not kebab-case".into()));
+    }
+    let (effect, severity, level) = rule_kind(&r, &mut |m| problems.push(at(m)));
     if effect.is_some() != severity.is_some() && problems.is_empty() {
         problems.push(at("`effect` and `severity` go together".into()));
     }
