@@ -428,7 +428,31 @@ impl Scanner {
         {
             return Vec::new();
         }
-        // Per rule, the windows around its keyword hits, merged.
+        let ctx = self.rules.len();
+        let (windows, name_hits) = self.keyword_windows(text);
+        let mut found: Vec<SecretFinding> = Vec::new();
+        for (ri, list) in windows.iter().enumerate() {
+            if !list.is_empty() {
+                self.rule_findings(text, ri, list, path, &mut found);
+            }
+        }
+        if !self.context.is_empty() && (!name_hits.is_empty() || windows.get(ctx).is_some_and(|l| !l.is_empty())) {
+            let lines = windows.get(ctx).map(Vec::as_slice).unwrap_or_default();
+            self.scan_context(text, lines, &name_hits, path, &mut found);
+        }
+        // Values the text itself marks as examples (`# example`, a comment line saying so just
+        // above) are documentation, not secrets — in reports of files (`loopguard scan`). Not in
+        // the hook: there the text is the agent's, and a comment would smuggle a real key past
+        // the gate; redacting an example costs nothing.
+        if self.bulk {
+            found.retain(|f| !marked_as_example(text, &f.span));
+        }
+        self.resolve_overlaps(text, found)
+    }
+
+    /// Per rule, the windows around its keyword hits, merged (the contextual detector's line
+    /// windows at index `rules.len()`), and the hits of credential names.
+    fn keyword_windows(&self, text: &str) -> (Vec<Vec<Range<usize>>>, Vec<usize>) {
         let ctx = self.rules.len();
         let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len() + 1];
         let mut name_hits = Vec::new();
@@ -447,68 +471,66 @@ impl Scanner {
                 _ => list.push(w),
             }
         }
-        let mut found: Vec<SecretFinding> = Vec::new();
-        for (ri, list) in windows.iter().enumerate() {
-            if list.is_empty() {
+        (windows, name_hits)
+    }
+
+    /// The findings of rule `ri` in its windows of `text`.
+    fn rule_findings(
+        &self,
+        text: &str,
+        ri: usize,
+        list: &[Range<usize>],
+        path: Option<&str>,
+        found: &mut Vec<SecretFinding>,
+    ) {
+        let Some(re) = self.regex(ri) else { return };
+        let rule = &self.rules[ri];
+        if let (Some(re_path), Some(p)) = (&rule.path, path)
+            && !re_path.is_match(p)
+        {
+            return;
+        }
+        for w in list {
+            let slice = &text[w.clone()];
+            // Most windows hold no match: a DFA says so far faster than a capture search.
+            if !re.is_match(slice.as_bytes()) {
                 continue;
             }
-            let Some(re) = self.regex(ri) else { continue };
-            let rule = &self.rules[ri];
-            if let (Some(re_path), Some(p)) = (&rule.path, path)
-                && !re_path.is_match(p)
-            {
-                continue;
-            }
-            for w in list {
-                let slice = &text[w.clone()];
-                // Most windows hold no match: a DFA says so far faster than a capture search.
-                if !re.is_match(slice.as_bytes()) {
+            for caps in re.captures_iter(slice.as_bytes()) {
+                let Some(m) = caps.get(rule.group) else { continue };
+                // Byte-level matching may start or end inside a multi-byte character: such
+                // a match is no ASCII secret.
+                let Some(secret) = slice.get(m.start()..m.end()) else { continue };
+                let entropy = shannon(secret);
+                if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
                     continue;
                 }
-                for caps in re.captures_iter(slice.as_bytes()) {
-                    let Some(m) = caps.get(rule.group) else { continue };
-                    // Byte-level matching may start or end inside a multi-byte character: such
-                    // a match is no ASCII secret.
-                    let Some(secret) = slice.get(m.start()..m.end()) else { continue };
-                    let entropy = shannon(secret);
-                    if rule.min_entropy > 0.0 && entropy < rule.min_entropy {
-                        continue;
-                    }
-                    let whole = caps.get(0).and_then(|m| slice.get(m.start()..m.end())).unwrap_or(secret);
-                    if is_placeholder(secret) || !passes_check(&rule.check, secret, whole) {
-                        continue;
-                    }
-                    let span = w.start + m.start()..w.start + m.end();
-                    let line = line_of(text, span.clone());
-                    if rule.allow.iter().chain(&self.global_allow).any(|a| a.allows(secret, whole, line, path)) {
-                        continue;
-                    }
-                    found.push(SecretFinding {
-                        rule: rule.id.to_string(),
-                        description: rule.description.to_string(),
-                        severity: rule.severity,
-                        line: text[..span.start].matches('\n').count() + 1,
-                        span,
-                        entropy,
-                        fingerprint: fingerprint(secret),
-                    });
+                let whole = caps.get(0).and_then(|m| slice.get(m.start()..m.end())).unwrap_or(secret);
+                if is_placeholder(secret) || !passes_check(&rule.check, secret, whole) {
+                    continue;
                 }
+                let span = w.start + m.start()..w.start + m.end();
+                let line = line_of(text, span.clone());
+                if rule.allow.iter().chain(&self.global_allow).any(|a| a.allows(secret, whole, line, path)) {
+                    continue;
+                }
+                found.push(SecretFinding {
+                    rule: rule.id.to_string(),
+                    description: rule.description.to_string(),
+                    severity: rule.severity,
+                    line: text[..span.start].matches('\n').count() + 1,
+                    span,
+                    entropy,
+                    fingerprint: fingerprint(secret),
+                });
             }
         }
-        if !self.context.is_empty() && (!name_hits.is_empty() || windows.get(ctx).is_some_and(|l| !l.is_empty())) {
-            let lines = windows.get(ctx).map(Vec::as_slice).unwrap_or_default();
-            self.scan_context(text, lines, &name_hits, path, &mut found);
-        }
-        // Values the text itself marks as examples (`# example`, a comment line saying so just
-        // above) are documentation, not secrets — in reports of files (`loopguard scan`). Not in
-        // the hook: there the text is the agent's, and a comment would smuggle a real key past
-        // the gate; redacting an example costs nothing.
-        if self.bulk {
-            found.retain(|f| !marked_as_example(text, &f.span));
-        }
-        // Overlaps: keep the most severe (then the longest). A rule that knows the format names
-        // the finding over a contextual kind that found the same value, and takes the more
-        // severe of the two.
+    }
+
+    /// Overlaps: keep the most severe (then the longest). A rule that knows the format names the
+    /// finding over a contextual kind that found the same value, and takes the more severe of
+    /// the two.
+    fn resolve_overlaps(&self, text: &str, mut found: Vec<SecretFinding>) -> Vec<SecretFinding> {
         let contextual = |f: &SecretFinding| {
             context::KINDS.iter().any(|k| k.id == f.rule) && !self.rules.iter().any(|r| r.id == f.rule)
         };
