@@ -2565,41 +2565,7 @@ impl Analysis<'_> {
     /// /tmp/evil.mk`, `ninja -f …`, `cmake -P …`, `just -f …`): someone else's code.
     fn foreign_recipes(&self, c: &Command) -> Option<opaque::Opaque> {
         let p = c.program.as_str();
-        let tool = BUILD_TOOLS.contains(&p)
-            || TEST_TOOLS.contains(&p)
-            || matches!(
-                p,
-                "just"
-                    | "rake"
-                    | "task"
-                    | "tox"
-                    | "nox"
-                    | "pre-commit"
-                    | "composer"
-                    | "ant"
-                    | "bundle"
-                    | "samu"
-                    | "scons"
-                    | "bazel"
-                    | "pip"
-                    | "pip3"
-                    | "uv"
-                    | "poetry"
-                    | "pipx"
-                    | "gem"
-                    | "nix"
-                    | "nix-shell"
-                    | "jupyter"
-                    | "java"
-                    | "kotlinc"
-                    | "tcc"
-                    | "dotnet"
-                    | "deno"
-                    | "bun"
-                    | "node"
-                    | "Rscript"
-            );
-        if !tool {
+        if !(BUILD_TOOLS.contains(&p) || TEST_TOOLS.contains(&p) || RECIPE_TOOLS.contains(&p)) {
             return None;
         }
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
@@ -2611,61 +2577,48 @@ impl Analysis<'_> {
         }) {
             return Some(opaque::Opaque::ev(format!("`{p}` is told to run another program (`SHELL=`, `exec:`)")));
         }
-        for (i, t) in texts.iter().enumerate() {
-            // An npm registry is where packages come from, not a package (`npm view x --registry
-            // URL`); what is installed is named by the other words. (pip's index options stay:
-            // a package index of one's own choosing is how a look-alike package gets in.)
-            let prev = i.checked_sub(1).map_or("", |k| texts[k]);
-            let registry = |o: &str| o == "--registry" && matches!(p, "npm" | "pnpm" | "yarn" | "bun");
-            if registry(prev) || t.split_once('=').is_some_and(|(o, _)| registry(o)) {
-                continue;
-            }
-            // Any path the tool is given — an operand, an option's value — outside the workspace:
-            // recipes, manifests, init scripts, tests or packages someone else wrote.
-            let value = match t.split_once('=') {
-                Some((o, v)) if o.starts_with('-') => v.split_once('=').map_or(v, |(_, x)| x),
-                _ if !t.starts_with('-') => t,
-                _ => continue,
-            };
-            let remote = value.contains("://")
-                || value.starts_with("git+")
-                || value.starts_with("github:")
-                || value.starts_with("gitlab:");
-            if remote
-                && matches!(
-                    p,
-                    "pip"
-                        | "pip3"
-                        | "pipx"
-                        | "uv"
-                        | "npm"
-                        | "pnpm"
-                        | "yarn"
-                        | "bun"
-                        | "gem"
-                        | "nix"
-                        | "go"
-                        | "cargo"
-                        | "deno"
-                        | "poetry"
-                )
-            {
-                return Some(opaque::Opaque::ev(format!("`{p}` installs or runs code from `{value}`")));
-            }
-            if !(value.starts_with('/') || value.starts_with('~') || value.starts_with(".."))
-                || value.starts_with("/dev/null")
-            {
-                continue;
-            }
-            let outside = match resolve_under(self.cwd(), Path::new(value)) {
-                Ok(q) => !q.starts_with(self.workspace()),
-                Err(_) => true,
-            };
-            if outside || c.args.get(i).is_some_and(|w| w.dynamic) {
-                return Some(opaque::Opaque::ev(format!(
-                    "`{p}` is given `{value}`, outside the workspace, where it may find recipes or code to run"
-                )));
-            }
+        (0..texts.len()).find_map(|i| self.foreign_operand(c, p, &texts, i))
+    }
+
+    /// Word `i` of a build or install tool: code from a remote source, or a path outside the
+    /// workspace where it may find recipes or code to run.
+    fn foreign_operand(&self, c: &Command, p: &str, texts: &[&str], i: usize) -> Option<opaque::Opaque> {
+        let t = texts[i];
+        // An npm registry is where packages come from, not a package (`npm view x --registry
+        // URL`); what is installed is named by the other words. (pip's index options stay:
+        // a package index of one's own choosing is how a look-alike package gets in.)
+        let prev = i.checked_sub(1).map_or("", |k| texts[k]);
+        let registry = |o: &str| o == "--registry" && matches!(p, "npm" | "pnpm" | "yarn" | "bun");
+        if registry(prev) || t.split_once('=').is_some_and(|(o, _)| registry(o)) {
+            return None;
+        }
+        // Any path the tool is given — an operand, an option's value — outside the workspace:
+        // recipes, manifests, init scripts, tests or packages someone else wrote.
+        let value = match t.split_once('=') {
+            Some((o, v)) if o.starts_with('-') => v.split_once('=').map_or(v, |(_, x)| x),
+            _ if !t.starts_with('-') => t,
+            _ => return None,
+        };
+        let remote = value.contains("://")
+            || value.starts_with("git+")
+            || value.starts_with("github:")
+            || value.starts_with("gitlab:");
+        if remote && REMOTE_INSTALLERS.contains(&p) {
+            return Some(opaque::Opaque::ev(format!("`{p}` installs or runs code from `{value}`")));
+        }
+        if !(value.starts_with('/') || value.starts_with('~') || value.starts_with(".."))
+            || value.starts_with("/dev/null")
+        {
+            return None;
+        }
+        let outside = match resolve_under(self.cwd(), Path::new(value)) {
+            Ok(q) => !q.starts_with(self.workspace()),
+            Err(_) => true,
+        };
+        if outside || c.args.get(i).is_some_and(|w| w.dynamic) {
+            return Some(opaque::Opaque::ev(format!(
+                "`{p}` is given `{value}`, outside the workspace, where it may find recipes or code to run"
+            )));
         }
         None
     }
@@ -3316,6 +3269,43 @@ fn jq_env_builtin(filter: &str) -> bool {
             && !after.is_some_and(|c| word(c) || c == b'"')
     })
 }
+
+/// Tools besides the build and test tools that read recipes, manifests or code of their own.
+const RECIPE_TOOLS: &[&str] = &[
+    "just",
+    "rake",
+    "task",
+    "tox",
+    "nox",
+    "pre-commit",
+    "composer",
+    "ant",
+    "bundle",
+    "samu",
+    "scons",
+    "bazel",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "pipx",
+    "gem",
+    "nix",
+    "nix-shell",
+    "jupyter",
+    "java",
+    "kotlinc",
+    "tcc",
+    "dotnet",
+    "deno",
+    "bun",
+    "node",
+    "Rscript",
+];
+
+/// Installers that fetch and run code from a URL or a repository they are given.
+const REMOTE_INSTALLERS: &[&str] =
+    &["pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "bun", "gem", "nix", "go", "cargo", "deno", "poetry"];
 
 const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
 
