@@ -565,60 +565,11 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
         ["subprocess", "child_process", "pty.spawn", "Open3", "IPC::Open", "IPC::Run", "proc_open", "Process.spawn"]
             .iter()
             .any(|m| code.contains(m));
-    for name in PROCESS_CALLS {
-        for (at, _) in code.match_indices(name) {
-            let before = code[..at].chars().next_back();
-            let after = &code[at + name.len()..];
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-                || after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            {
-                continue; // part of a longer name
-            }
-            // `exec` alone is too common a word (Python's builtin is caught elsewhere); only
-            // `os.exec…`/`child_process.exec` forms count.
-            if *name == "exec" && before != Some('.') {
-                continue;
-            }
-            runs_process = true;
-            let t = after.trim_start();
-            if t.starts_with('(') {
-                if !args_all_literal(t) {
-                    return Some(Opaque::ev(format!("it runs a command built at run time (`{name}`)")));
-                }
-            } else if !t.starts_with("==")
-                && (t.starts_with(['=', ',', ')', ';', '\n', '}', '.'])
-                    || t.is_empty()
-                    || code[..at].trim_end().ends_with("import")
-                    || code[..at].trim_end().ends_with(" as")
-                    || code[..at].trim_end().ends_with('{'))
-            {
-                // Taken as a value or imported by name: called later under another name.
-                return Some(Opaque::ev(format!("it takes `{name}` as a value, to run commands under another name")));
-            }
-        }
+    if let Some(o) = process_calls(code, &mut runs_process) {
+        return Some(o);
     }
-    for name in DELETE_CALLS.iter().chain(WRITE_CALLS) {
-        for (at, _) in code.match_indices(name) {
-            let before = code[..at].chars().next_back();
-            let after = &code[at + name.len()..];
-            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
-                continue;
-            }
-            // `map(os.remove, …)`: a delete or write function taken as a value runs on paths the
-            // code computes.
-            if name.contains('.') && after.trim_start().starts_with([',', ')']) {
-                return Some(Opaque::ev(format!("it passes `{name}` around as a value, to run on computed paths")));
-            }
-            if !after.trim_start().starts_with('(') {
-                continue;
-            }
-            if *name == "unlink" && before != Some('.') && !code[..at].ends_with("os.") {
-                continue;
-            }
-            if !first_arg_literal(after.trim_start()) {
-                return Some(Opaque::ev(format!("it writes or deletes a path built at run time (`{name}`)")));
-            }
-        }
+    if let Some(o) = computed_path_calls(code) {
+        return Some(o);
     }
     let network = NETWORK_NAMES.iter().any(|n| code.contains(n));
     if runs_process && network {
@@ -651,6 +602,72 @@ pub fn dynamic_process_or_delete(code: &str) -> Option<Opaque> {
     };
     if network && local_data.iter().any(|d| found(d)) {
         return Some(Opaque::ev("it reads local files or the environment and reaches the network"));
+    }
+    None
+}
+
+/// Process calls whose command is built at run time, or process functions taken as values;
+/// sets `runs_process` when any process call is found.
+fn process_calls(code: &str, runs_process: &mut bool) -> Option<Opaque> {
+    for name in PROCESS_CALLS {
+        for (at, _) in code.match_indices(name) {
+            let before = code[..at].chars().next_back();
+            let after = &code[at + name.len()..];
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                || after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue; // part of a longer name
+            }
+            // `exec` alone is too common a word (Python's builtin is caught elsewhere); only
+            // `os.exec…`/`child_process.exec` forms count.
+            if *name == "exec" && before != Some('.') {
+                continue;
+            }
+            *runs_process = true;
+            let t = after.trim_start();
+            if t.starts_with('(') {
+                if !args_all_literal(t) {
+                    return Some(Opaque::ev(format!("it runs a command built at run time (`{name}`)")));
+                }
+            } else if !t.starts_with("==")
+                && (t.starts_with(['=', ',', ')', ';', '\n', '}', '.'])
+                    || t.is_empty()
+                    || code[..at].trim_end().ends_with("import")
+                    || code[..at].trim_end().ends_with(" as")
+                    || code[..at].trim_end().ends_with('{'))
+            {
+                // Taken as a value or imported by name: called later under another name.
+                return Some(Opaque::ev(format!("it takes `{name}` as a value, to run commands under another name")));
+            }
+        }
+    }
+    None
+}
+
+/// Write and delete calls on paths built at run time, or such functions passed around as values.
+fn computed_path_calls(code: &str) -> Option<Opaque> {
+    for name in DELETE_CALLS.iter().chain(WRITE_CALLS) {
+        for (at, _) in code.match_indices(name) {
+            let before = code[..at].chars().next_back();
+            let after = &code[at + name.len()..];
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            // `map(os.remove, …)`: a delete or write function taken as a value runs on paths the
+            // code computes.
+            if name.contains('.') && after.trim_start().starts_with([',', ')']) {
+                return Some(Opaque::ev(format!("it passes `{name}` around as a value, to run on computed paths")));
+            }
+            if !after.trim_start().starts_with('(') {
+                continue;
+            }
+            if *name == "unlink" && before != Some('.') && !code[..at].ends_with("os.") {
+                continue;
+            }
+            if !first_arg_literal(after.trim_start()) {
+                return Some(Opaque::ev(format!("it writes or deletes a path built at run time (`{name}`)")));
+            }
+        }
     }
     None
 }
