@@ -410,31 +410,7 @@ fn analyze_at(
             return report;
         }
     };
-    let mut a = Analysis {
-        rules,
-        start: cwd,
-        cwd_start: OnceCell::new(),
-        cwd_moved: None,
-        cwd_known: true,
-        predicted: Vec::new(),
-        links: Vec::new(),
-        ctx,
-        paths,
-        workspace: OnceCell::new(),
-        home: OnceCell::new(),
-        branch: OnceCell::new(),
-        fetched: Vec::new(),
-        findings: Vec::new(),
-        required: AutonomyLevel::Observe,
-        network: false,
-        aliases: Vec::new(),
-        functions: Vec::new(),
-        built: false,
-        written_text: Vec::new(),
-        downloaded: false,
-        recipe_written: None,
-        dynamic_read: false,
-    };
+    let mut a = Analysis::new(rules, cwd, ctx, paths);
     // A quoted array subscript holding a command substitution (`x='a[$(cmd)]'; echo $((x))`):
     // bash evaluates it as arithmetic later, running the command.
     if arithmetic_injection(cmd) {
@@ -453,107 +429,10 @@ fn analyze_at(
         ));
     }
     for c in &cmds {
-        let effects = a.command(c);
-        if depth < MAX_DEPTH {
-            a.nested(&effects, rules, depth);
-        }
-        a.opaque(c, rules, depth);
-        a.note_recipe_writes(c, &effects);
-        a.downloaded |= programs::FETCHERS.contains(&c.program.as_str())
-            || (c.program == "git"
-                && c.git_subcommand().is_some_and(|(s, _)| matches!(s, "clone" | "pull" | "fetch" | "submodule")));
-        if depth < 2 {
-            a.embedded(c, rules, depth);
-        }
-        a.built |= BUILD_TOOLS.contains(&c.program.as_str())
-            && !c
-                .args
-                .iter()
-                .any(|w| matches!(w.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h" | "version"));
-        for rule in rules.commands.iter().filter(|r| command_rule_matches(r, c)) {
-            a.findings.push(
-                Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
-                    "this is the policy rule `{}` ({} layer); a narrower command may pass.",
-                    rule.code(),
-                    rule.origin.as_str()
-                )),
-            );
-        }
+        a.step(c, rules, depth);
     }
-    // The whole workspace read in bulk (archives, recursive greps, syncs, bundles), or a file read
-    // whose name is only known at run time, in a line that reaches the network: exfiltration.
-    // Uploaders that reach the network by themselves.
-    let uploader = cmds.iter().any(|c| {
-        matches!(c.program.as_str(), "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "wormhole")
-            || (c.program == "openssl" && c.args.iter().any(|w| w.text == "s_client"))
-    });
-    if a.network || uploader {
-        let bulk = cmds.iter().find(|c| {
-            let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-            let whole = |t: &&str| {
-                matches!(*t, "." | "./" | "*" | "-")
-                    || resolve_under(cwd, Path::new(t)).is_ok_and(|q| a.workspace().starts_with(&q))
-            };
-            match c.program.as_str() {
-                // Copiers: the last operand is where things go, not what is read.
-                "rsync" | "scp" | "rclone" | "gsutil" | "s3cmd" | "azcopy" => {
-                    let ops: Vec<&&str> = texts.iter().filter(|t| !t.starts_with('-')).collect();
-                    ops.iter().take(ops.len().saturating_sub(1)).any(|t| whole(t))
-                }
-                "tar" | "zip" | "7z" | "7za" | "croc" | "cpio" => {
-                    texts.iter().filter(|t| !t.starts_with('-')).any(whole)
-                }
-                "grep" | "egrep" | "rg" | "ag" => {
-                    texts.iter().any(|t| t.starts_with('-') && (t.contains('r') || t.contains('R') || t.contains('u')))
-                        || c.program == "rg"
-                }
-                "git" => c.git_subcommand().is_some_and(|(s, _)| matches!(s, "bundle" | "archive" | "format-patch")),
-                "find" => texts.iter().any(|t| matches!(*t, "-exec" | "-execdir")),
-                _ => false,
-            }
-        });
-        if let Some(b) = bulk {
-            a.findings.push(op_finding(
-                EXFIL_PIPE,
-                RiskLevel::High,
-                format!(
-                    "`{}` reads files in bulk in a command line that reaches the network: the workspace could go out.",
-                    b.program
-                ),
-            ));
-        }
-        if a.dynamic_read {
-            a.findings.push(op_finding(
-                EXFIL_PIPE,
-                RiskLevel::High,
-                "A file whose name is only known at run time is read in a command line that reaches the network."
-                    .into(),
-            ));
-        }
-    }
-    // A program file written into a directory that a PATH change in the same line puts first: the
-    // next command of that name is the file just written.
-    let path_dirs: Vec<PathBuf> = cmds
-        .iter()
-        .flat_map(|c| {
-            c.assigns
-                .iter()
-                .chain(c.args.iter().map(|w| &w.text).filter(|_| c.program == "export"))
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-        .filter_map(|a| a.strip_prefix("PATH=").map(str::to_string))
-        .flat_map(|v| v.split(':').map(str::to_string).collect::<Vec<_>>())
-        .filter(|e| !e.starts_with('$') && !e.is_empty())
-        .filter_map(|e| resolve_under(cwd, Path::new(&e)).ok())
-        .collect();
-    if !path_dirs.is_empty() && a.predicted.iter().any(|w| path_dirs.iter().any(|d| w.parent() == Some(d.as_path()))) {
-        a.hidden(
-            "The command writes a file into a directory it puts on PATH: a later command of that name runs the file."
-                .to_string(),
-            "run the file by its path, so the gate can read it.",
-        );
-    }
+    a.bulk_exfiltration(&cmds, cwd);
+    a.path_plant(&cmds, cwd);
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
@@ -569,6 +448,154 @@ fn analyze_at(
     report.predicted_writes = a.predicted;
     report.network = a.network;
     report
+}
+
+impl<'a> Analysis<'a> {
+    /// A fresh analysis of a command line run in `cwd`.
+    fn new(rules: Knowledge<'a>, cwd: &'a Path, ctx: &'a Context, paths: &'a PathValidator<'a>) -> Self {
+        Analysis {
+            rules,
+            start: cwd,
+            cwd_start: OnceCell::new(),
+            cwd_moved: None,
+            cwd_known: true,
+            predicted: Vec::new(),
+            links: Vec::new(),
+            ctx,
+            paths,
+            workspace: OnceCell::new(),
+            home: OnceCell::new(),
+            branch: OnceCell::new(),
+            fetched: Vec::new(),
+            findings: Vec::new(),
+            required: AutonomyLevel::Observe,
+            network: false,
+            aliases: Vec::new(),
+            functions: Vec::new(),
+            built: false,
+            written_text: Vec::new(),
+            downloaded: false,
+            recipe_written: None,
+            dynamic_read: false,
+        }
+    }
+
+    /// One command of the line: its effects, what it runs nested, code it hands an interpreter,
+    /// recipes it writes, and the policy's `[[commands]]` rules.
+    fn step(&mut self, c: &Command, rules: Knowledge<'_>, depth: usize) {
+        let effects = self.command(c);
+        if depth < MAX_DEPTH {
+            self.nested(&effects, rules, depth);
+        }
+        self.opaque(c, rules, depth);
+        self.note_recipe_writes(c, &effects);
+        self.downloaded |= programs::FETCHERS.contains(&c.program.as_str())
+            || (c.program == "git"
+                && c.git_subcommand().is_some_and(|(s, _)| matches!(s, "clone" | "pull" | "fetch" | "submodule")));
+        if depth < 2 {
+            self.embedded(c, rules, depth);
+        }
+        self.built |= BUILD_TOOLS.contains(&c.program.as_str())
+            && !c
+                .args
+                .iter()
+                .any(|w| matches!(w.text.as_str(), "--version" | "-V" | "-v" | "--help" | "-h" | "version"));
+        for rule in rules.commands.iter().filter(|r| command_rule_matches(r, c)) {
+            self.findings.push(
+                Finding::new(rule.code(), rule.verdict, RiskLevel::High, rule.message.clone()).with_remedy(format!(
+                    "this is the policy rule `{}` ({} layer); a narrower command may pass.",
+                    rule.code(),
+                    rule.origin.as_str()
+                )),
+            );
+        }
+    }
+
+    /// The whole workspace read in bulk (archives, recursive greps, syncs, bundles), or a file
+    /// read whose name is only known at run time, in a line that reaches the network.
+    fn bulk_exfiltration(&mut self, cmds: &[Command], cwd: &Path) {
+        // Uploaders that reach the network by themselves.
+        let uploader = cmds.iter().any(|c| {
+            matches!(c.program.as_str(), "rclone" | "gsutil" | "croc" | "azcopy" | "s3cmd" | "wormhole")
+                || (c.program == "openssl" && c.args.iter().any(|w| w.text == "s_client"))
+        });
+        if self.network || uploader {
+            let bulk = cmds.iter().find(|c| {
+                let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+                let whole = |t: &&str| {
+                    matches!(*t, "." | "./" | "*" | "-")
+                        || resolve_under(cwd, Path::new(t)).is_ok_and(|q| self.workspace().starts_with(&q))
+                };
+                match c.program.as_str() {
+                    // Copiers: the last operand is where things go, not what is read.
+                    "rsync" | "scp" | "rclone" | "gsutil" | "s3cmd" | "azcopy" => {
+                        let ops: Vec<&&str> = texts.iter().filter(|t| !t.starts_with('-')).collect();
+                        ops.iter().take(ops.len().saturating_sub(1)).any(|t| whole(t))
+                    }
+                    "tar" | "zip" | "7z" | "7za" | "croc" | "cpio" => {
+                        texts.iter().filter(|t| !t.starts_with('-')).any(whole)
+                    }
+                    "grep" | "egrep" | "rg" | "ag" => {
+                        texts
+                            .iter()
+                            .any(|t| t.starts_with('-') && (t.contains('r') || t.contains('R') || t.contains('u')))
+                            || c.program == "rg"
+                    }
+                    "git" => {
+                        c.git_subcommand().is_some_and(|(s, _)| matches!(s, "bundle" | "archive" | "format-patch"))
+                    }
+                    "find" => texts.iter().any(|t| matches!(*t, "-exec" | "-execdir")),
+                    _ => false,
+                }
+            });
+            if let Some(b) = bulk {
+                self.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::High,
+                format!(
+                    "`{}` reads files in bulk in a command line that reaches the network: the workspace could go out.",
+                    b.program
+                ),
+            ));
+            }
+            if self.dynamic_read {
+                self.findings.push(op_finding(
+                    EXFIL_PIPE,
+                    RiskLevel::High,
+                    "A file whose name is only known at run time is read in a command line that reaches the network."
+                        .into(),
+                ));
+            }
+        }
+    }
+
+    /// A program file written into a directory that a PATH change in the same line puts first:
+    /// the next command of that name is the file just written.
+    fn path_plant(&mut self, cmds: &[Command], cwd: &Path) {
+        let path_dirs: Vec<PathBuf> = cmds
+            .iter()
+            .flat_map(|c| {
+                c.assigns
+                    .iter()
+                    .chain(c.args.iter().map(|w| &w.text).filter(|_| c.program == "export"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|a| a.strip_prefix("PATH=").map(str::to_string))
+            .flat_map(|v| v.split(':').map(str::to_string).collect::<Vec<_>>())
+            .filter(|e| !e.starts_with('$') && !e.is_empty())
+            .filter_map(|e| resolve_under(cwd, Path::new(&e)).ok())
+            .collect();
+        if !path_dirs.is_empty()
+            && self.predicted.iter().any(|w| path_dirs.iter().any(|d| w.parent() == Some(d.as_path())))
+        {
+            self.hidden(
+            "The command writes a file into a directory it puts on PATH: a later command of that name runs the file."
+                .to_string(),
+            "run the file by its path, so the gate can read it.",
+        );
+        }
+    }
 }
 
 /// Critical operations are denied by default, high ones asked, the rest allowed (the policy's
