@@ -898,24 +898,7 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         start += 1;
     }
     let name = &text[start..end];
-    // A word right after `/`, or after a `:` glued to a word, is inside a value (an ARN's
-    // `:secret:`, an image's `/auth:tag`, a URL path, a `session:token:…` key), not a name —
-    // except npmrc's `//registry/:_authToken=`; Ruby's `:api_key =>` is a name.
-    // `file:12:API_KEY=…` (grep -n, the Grep tool): a line number before the colon starts a line.
-    let grep_prefix = start > 1 && bytes[start - 1] == b':' && bytes[start - 2].is_ascii_digit() && {
-        let digits = text[..start - 1].bytes().rev().take_while(u8::is_ascii_digit).count();
-        let colon = start - 2 - digits.min(start - 2);
-        let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
-        // `path:NUM:` from the line's start: one colon before the number, no spaces.
-        start - 1 > digits
-            && bytes[colon] == b':'
-            && !text[line_start..colon].contains([':', ' ', '\t'])
-            && colon > line_start
-    };
-    let inside_value = !grep_prefix
-        && start > 0
-        && (bytes[start - 1] == b'/' || (bytes[start - 1] == b':' && start > 1 && is_ident_byte(bytes[start - 2])));
-    if inside_value && !(start > 1 && &bytes[start - 2..start] == b"/:") {
+    if inside_value(text, start) {
         return end;
     }
     // Most identifiers name nothing secret: decide that without allocating.
@@ -939,17 +922,7 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         return found(out, f);
     }
     if name.eq_ignore_ascii_case("identified") {
-        // SQL: `CREATE USER … IDENTIFIED BY 'secret'`.
-        let rest = &text[end..limit];
-        if rest.as_bytes().get(..4).is_some_and(|w| w.eq_ignore_ascii_case(b" by ")) {
-            let s0 = end + 4;
-            if let Some((span, quoted, op)) = quoted_after(text, s0, limit)
-                && let Some(kind) = judge("password", NameClass::Password, &text[span.clone()], quoted, op)
-            {
-                return found(out, Found { span, kind });
-            }
-        }
-        return end;
+        return identified_by(text, end, limit).map_or(end, |f| found(out, f));
     }
     if name.starts_with('-') && !name.starts_with("--") {
         return end;
@@ -966,33 +939,15 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         // Most names are used, not assigned to (`token.kind()`, `keys.len()`): no value follows.
         return end;
     }
-    let Some(mut class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
-    if class == NameClass::WeakKey && start > 1 && bytes[start - 1] == b' ' {
-        // Two words in prose or Markdown: `API key: …`, `Secret Key = …`.
-        let prev: String = text[..start - 1].chars().rev().take_while(|c| c.is_ascii_alphanumeric()).collect();
-        let prev: String = prev.chars().rev().collect::<String>().to_ascii_lowercase();
-        if STRONG_KEY.contains(&prev.as_str()) || noun_of(&prev).is_some_and(|(c, _)| c != NameClass::WeakKey) {
-            class = NameClass::Secret;
-        }
-    }
+    let Some(class) = classify_name(name).or(signed.then_some(NameClass::Secret)) else { return end };
+    let class = two_word_key(text, start, class);
     // A Markdown table whose header names the column: every row's cell in it.
     if let Some(n) = table_column(text, start, end, class, name, out) {
         return n;
     }
     // Shell defaults: `${API_KEY:-literal}`, `${TOKEN:=literal}`.
     if start > 1 && &bytes[start - 2..start] == b"${" {
-        let rest = &text[end..limit];
-        let skip = [":-", ":=", "-", "="].iter().find(|o| rest.starts_with(**o)).map_or(0, |o| o.len());
-        if skip > 0
-            && let Some(close) = rest.find('}')
-            && close > skip
-        {
-            let span = end + skip..end + close;
-            if let Some(kind) = judge(name, class, &text[span.clone()], true, Op::Assign) {
-                return found(out, Found { span, kind });
-            }
-        }
-        return end;
+        return shell_default(text, end, limit, name, class).map_or(end, |f| found(out, f));
     }
     if let Some((span, quoted, op)) = assigned_value(text, start, end, limit) {
         let value = &text[span.clone()];
@@ -1000,8 +955,86 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
             return found(out, Found { span, kind });
         }
     }
-    // A literal default after a reference: `process.env.X || '…'`, `env.X ?? "…"`,
-    // `os.environ.get("X") or "…"` — only where the name is assigned to.
+    if let Some(f) = literal_default(text, end, limit, name, class) {
+        return found(out, f);
+    }
+    // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
+    match name_value_pair(text, start, end, class) {
+        Some(f) => found(out, f),
+        None => end,
+    }
+}
+
+/// Two words in prose or Markdown (`API key: …`, `Secret Key = …`): a bare "key" after a word
+/// that names a credential is a secret's name.
+fn two_word_key(text: &str, start: usize, class: NameClass) -> NameClass {
+    if class != NameClass::WeakKey || start < 2 || text.as_bytes()[start - 1] != b' ' {
+        return class;
+    }
+    let prev: String = text[..start - 1].chars().rev().take_while(|c| c.is_ascii_alphanumeric()).collect();
+    let prev: String = prev.chars().rev().collect::<String>().to_ascii_lowercase();
+    if STRONG_KEY.contains(&prev.as_str()) || noun_of(&prev).is_some_and(|(c, _)| c != NameClass::WeakKey) {
+        NameClass::Secret
+    } else {
+        class
+    }
+}
+
+/// A word right after `/`, or after a `:` glued to a word, is inside a value (an ARN's
+/// `:secret:`, an image's `/auth:tag`, a URL path, a `session:token:…` key), not a name — except
+/// npmrc's `//registry/:_authToken=`; Ruby's `:api_key =>` is a name. `file:12:API_KEY=…` (grep
+/// -n, the Grep tool): a line number before the colon starts a line.
+fn inside_value(text: &str, start: usize) -> bool {
+    let bytes = text.as_bytes();
+    let grep_prefix = start > 1 && bytes[start - 1] == b':' && bytes[start - 2].is_ascii_digit() && {
+        let digits = text[..start - 1].bytes().rev().take_while(u8::is_ascii_digit).count();
+        let colon = start - 2 - digits.min(start - 2);
+        let line_start = text[..start].rfind('\n').map_or(0, |k| k + 1);
+        // `path:NUM:` from the line's start: one colon before the number, no spaces.
+        start - 1 > digits
+            && bytes[colon] == b':'
+            && !text[line_start..colon].contains([':', ' ', '\t'])
+            && colon > line_start
+    };
+    let inside_value = !grep_prefix
+        && start > 0
+        && (bytes[start - 1] == b'/' || (bytes[start - 1] == b':' && start > 1 && is_ident_byte(bytes[start - 2])));
+    inside_value && !(start > 1 && &bytes[start - 2..start] == b"/:")
+}
+
+/// SQL: `CREATE USER … IDENTIFIED BY 'secret'`.
+fn identified_by(text: &str, end: usize, limit: usize) -> Option<Found> {
+    let rest = &text[end..limit];
+    if rest.as_bytes().get(..4).is_some_and(|w| w.eq_ignore_ascii_case(b" by ")) {
+        let s0 = end + 4;
+        if let Some((span, quoted, op)) = quoted_after(text, s0, limit)
+            && let Some(kind) = judge("password", NameClass::Password, &text[span.clone()], quoted, op)
+        {
+            return Some(Found { span, kind });
+        }
+    }
+    None
+}
+
+/// `${API_KEY:-literal}`, `${TOKEN:=literal}`: the default is the value.
+fn shell_default(text: &str, end: usize, limit: usize, name: &str, class: NameClass) -> Option<Found> {
+    let rest = &text[end..limit];
+    let skip = [":-", ":=", "-", "="].iter().find(|o| rest.starts_with(**o)).map_or(0, |o| o.len());
+    if skip > 0
+        && let Some(close) = rest.find('}')
+        && close > skip
+    {
+        let span = end + skip..end + close;
+        if let Some(kind) = judge(name, class, &text[span.clone()], true, Op::Assign) {
+            return Some(Found { span, kind });
+        }
+    }
+    None
+}
+
+/// A literal default after a reference: `process.env.X || '…'`, `env.X ?? "…"`,
+/// `os.environ.get("X") or "…"` — only where the name is assigned to.
+fn literal_default(text: &str, end: usize, limit: usize, name: &str, class: NameClass) -> Option<Found> {
     let line_end = text[end..limit].find('\n').map_or(limit, |k| end + k);
     let tail = &text[end..line_end];
     if tail.trim_start_matches(['"', '\'', ' ', ']']).starts_with(['=', ':'])
@@ -1009,13 +1042,9 @@ fn at_name(text: &str, mut start: usize, end: usize, limit: usize, out: &mut Vec
         && let Some((span, quoted, _)) = quoted_after(text, end + k, line_end)
         && let Some(kind) = judge(name, class, &text[span.clone()], quoted, Op::Assign)
     {
-        return found(out, Found { span, kind });
+        return Some(Found { span, kind });
     }
-    // `name: DB_PASSWORD` / `key="ApiKey"` followed by a `value`: the name is a value here.
-    match name_value_pair(text, start, end, class) {
-        Some(f) => found(out, f),
-        None => end,
-    }
+    None
 }
 
 /// When the name is a header cell of a Markdown table (the next line is the `|---|` rule),
