@@ -602,58 +602,7 @@ fn unwrap_segment(
         return Ok(());
     };
     let words = &seg.words;
-    let mut stdin_from = Vec::new();
-    let mut src = seg.pipe_from;
-    while let Some(j) = src {
-        if stdin_from.len() > MAX_DEPTH {
-            break;
-        }
-        if let Some(s) = segments.get(j) {
-            stdin_from.extend(head(s));
-            src = s.pipe_from;
-        } else {
-            break;
-        }
-    }
-    let stdin_text = seg
-        .redirects
-        .iter()
-        .rev()
-        .find(|r| matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString))
-        .map(|r| r.target.text.clone());
-    let make = |program_path: &str, args: &[Word], dynamic_program: bool, wrappers: Vec<String>| {
-        let xargs = wrappers.iter().any(|w| w == "xargs" || w == "parallel");
-        // Under xargs/parallel, `{}` (the conventional -I string) is replaced at run time.
-        let args: Vec<Word> = args
-            .iter()
-            .map(|a| if xargs && a.text.contains("{}") { Word { dynamic: true, ..a.clone() } } else { a.clone() })
-            .collect();
-        Command {
-            program: program_name(program_path),
-            program_path: program_path.to_string(),
-            dynamic_operands: xargs,
-            arg_sources: args.iter().map(|a| heads(segments, a.subst)).collect(),
-            args,
-            dynamic_program,
-            wrappers,
-            redirects: seg.redirects.clone(),
-            stdin_from: stdin_from.clone(),
-            stdin_text: stdin_text.clone(),
-            assigns: Vec::new(),
-        }
-    };
-    // Assignments before the program, and those a wrapper (`env A=1 …`) consumed.
-    let assigns_before = |end: usize| -> Vec<String> {
-        words
-            .get(..end)
-            .unwrap_or_default()
-            .iter()
-            .filter(|w| {
-                w.text.split_once('=').is_some_and(|(n, _)| !n.is_empty() && !n.contains('/') && !n.starts_with('-'))
-            })
-            .map(|w| w.text.clone())
-            .collect()
-    };
+    let b = Builder { segments, seg, stdin_from: pipe_heads(segments, seg), stdin_text: here_text(seg) };
     // `NAME=value` (also `NAME='v a l'`: quotes in the value keep it an assignment; a quoted
     // name would make it a program name, which is taken as an assignment too — the stricter
     // reading, since what follows is then analysed as the program).
@@ -680,34 +629,21 @@ fn unwrap_segment(
                 let script: Vec<&str> = words.get(j..).unwrap_or_default().iter().map(|w| w.text.as_str()).collect();
                 run_script(&script.join(" "), home, depth, out)?;
                 wrappers.push(basename(&prog).to_string());
-                let mut cmd = make(&prog, words.get(i + 1..).unwrap_or_default(), words[i].dynamic, wrappers);
-                cmd.assigns = assigns_before(i);
+                let mut cmd = b.make(&prog, words.get(i + 1..).unwrap_or_default(), words[i].dynamic, wrappers);
+                cmd.assigns = assigns_before(words, i);
                 out.push(cmd);
                 return Ok(());
             }
             Some(Wrap::Nothing) => {
                 wrappers.push(basename(&words[i].text).to_string());
-                out.push(make("", &[], false, wrappers));
+                out.push(b.make("", &[], false, wrappers));
                 return Ok(());
             }
             None => break,
         }
     }
     let Some(w) = words.get(i) else {
-        // Only wrappers (`sudo -s`, `doas -s`, `env`): the last wrapper is what runs, with its
-        // options. Only assignments or redirections: no program; the redirections still act,
-        // and the assignments stay in force for the rest of the shell.
-        if let Some(k) =
-            (0..i).rev().find(|k| words.get(*k).is_some_and(|w| !is_assignment(w) && !w.text.starts_with('-')))
-        {
-            let mut cmd = make(&words[k].text, &words[k + 1..i], words[k].dynamic, wrappers);
-            cmd.assigns = assigns_before(k);
-            out.push(cmd);
-            return Ok(());
-        }
-        let mut cmd = make("", &[], false, wrappers);
-        cmd.assigns = assigns_before(i);
-        out.push(cmd);
+        out.push(wrappers_only(&b, words, i, wrappers));
         return Ok(());
     };
     // A wrapper's option the tables do not know may have taken a value (`time -f %e kubectl …`,
@@ -717,19 +653,105 @@ fn unwrap_segment(
         let next = (i + 1..words.len().min(i + 4))
             .find(|&k| !words[k].text.starts_with('-') && super::programs::known_program(basename(&words[k].text)));
         if let Some(k) = next {
-            let mut alt = make(&words[k].text, &words[k + 1..], words[k].dynamic, wrappers.clone());
-            alt.assigns = assigns_before(i);
+            let mut alt = b.make(&words[k].text, &words[k + 1..], words[k].dynamic, wrappers.clone());
+            alt.assigns = assigns_before(words, i);
             nested(&alt, home, depth, out)?;
             out.push(alt);
         }
     }
     // `{rm,-rf,~}`: brace expansion builds the command itself.
     let braced = !w.quoted && w.text.starts_with('{') && w.text.contains(',') && w.text.ends_with('}');
-    let mut cmd = make(&w.text, &words[i + 1..], w.dynamic || braced, wrappers);
-    cmd.assigns = assigns_before(i);
+    let mut cmd = b.make(&w.text, &words[i + 1..], w.dynamic || braced, wrappers);
+    cmd.assigns = assigns_before(words, i);
     nested(&cmd, home, depth, out)?;
     out.push(cmd);
     Ok(())
+}
+
+/// What a segment's commands are built from: the segment, the programs piped into it and the
+/// here-document or here-string it reads.
+struct Builder<'s> {
+    segments: &'s [Segment],
+    seg: &'s Segment,
+    stdin_from: Vec<Head>,
+    stdin_text: Option<String>,
+}
+
+impl Builder<'_> {
+    /// A command of this segment: `program_path` with `args`, found inside `wrappers`.
+    fn make(&self, program_path: &str, args: &[Word], dynamic_program: bool, wrappers: Vec<String>) -> Command {
+        let xargs = wrappers.iter().any(|w| w == "xargs" || w == "parallel");
+        // Under xargs/parallel, `{}` (the conventional -I string) is replaced at run time.
+        let args: Vec<Word> = args
+            .iter()
+            .map(|a| if xargs && a.text.contains("{}") { Word { dynamic: true, ..a.clone() } } else { a.clone() })
+            .collect();
+        Command {
+            program: program_name(program_path),
+            program_path: program_path.to_string(),
+            dynamic_operands: xargs,
+            arg_sources: args.iter().map(|a| heads(self.segments, a.subst)).collect(),
+            args,
+            dynamic_program,
+            wrappers,
+            redirects: self.seg.redirects.clone(),
+            stdin_from: self.stdin_from.clone(),
+            stdin_text: self.stdin_text.clone(),
+            assigns: Vec::new(),
+        }
+    }
+}
+
+/// The programs piped into a segment, nearest first.
+fn pipe_heads(segments: &[Segment], seg: &Segment) -> Vec<Head> {
+    let mut stdin_from = Vec::new();
+    let mut src = seg.pipe_from;
+    while let Some(j) = src {
+        if stdin_from.len() > MAX_DEPTH {
+            break;
+        }
+        let Some(s) = segments.get(j) else { break };
+        stdin_from.extend(head(s));
+        src = s.pipe_from;
+    }
+    stdin_from
+}
+
+/// The text a segment's last here-document or here-string feeds it.
+fn here_text(seg: &Segment) -> Option<String> {
+    seg.redirects
+        .iter()
+        .rev()
+        .find(|r| matches!(r.kind, RedirectKind::HereDoc | RedirectKind::HereString))
+        .map(|r| r.target.text.clone())
+}
+
+/// Assignments before the program (`words[..end]`), and those a wrapper (`env A=1 …`) consumed.
+fn assigns_before(words: &[Word], end: usize) -> Vec<String> {
+    words
+        .get(..end)
+        .unwrap_or_default()
+        .iter()
+        .filter(|w| {
+            w.text.split_once('=').is_some_and(|(n, _)| !n.is_empty() && !n.contains('/') && !n.starts_with('-'))
+        })
+        .map(|w| w.text.clone())
+        .collect()
+}
+
+/// A segment of only wrappers (`sudo -s`, `doas -s`, `env`): the last wrapper is what runs, with
+/// its options. Only assignments or redirections: no program; the redirections still act, and
+/// the assignments stay in force for the rest of the shell.
+fn wrappers_only(b: &Builder<'_>, words: &[Word], i: usize, wrappers: Vec<String>) -> Command {
+    if let Some(k) = (0..i).rev().find(|k| words.get(*k).is_some_and(|w| !is_assignment(w) && !w.text.starts_with('-')))
+    {
+        let mut cmd = b.make(&words[k].text, &words[k + 1..i], words[k].dynamic, wrappers);
+        cmd.assigns = assigns_before(words, k);
+        return cmd;
+    }
+    let mut cmd = b.make("", &[], false, wrappers);
+    cmd.assigns = assigns_before(words, i);
+    cmd
 }
 
 fn run_script(script: &str, home: Option<&str>, depth: usize, out: &mut Vec<Command>) -> Result<(), ShellError> {
