@@ -896,6 +896,74 @@ impl Analysis<'_> {
     }
 
     fn command(&mut self, c: &Command) -> Effects {
+        self.before_effects(c);
+        let branch = || self.current_branch();
+        let mut e = effects::of(c, &branch);
+        self.apply_packs(c, &mut e);
+        self.sql_from_file(c, &mut e);
+        self.required = self.required.max(e.level);
+        self.network |= !e.network.is_empty()
+            || NETWORK_TOOLS.contains(&c.program.as_str())
+            || programs::FETCHERS.contains(&c.program.as_str());
+        let program = c.program.clone();
+        self.apply_effects(c, &program, &e);
+        self.any_reader(c);
+        if reads_dynamic_file(c) {
+            self.dynamic_read = true;
+        }
+        for t in &e.stages {
+            let found = self.paths.check_under(&t.path, self.cwd(), "`git add` of", Access::Stage);
+            self.findings.extend(found);
+        }
+        if let Some(base) = &e.stages_all {
+            self.stage_all(base);
+        }
+        for o in &e.ops {
+            self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
+        }
+        for t in &e.network {
+            if let Some(i) = crate::checks::ssrf::check_target(t)
+                && !local_dev_get(c, t, e.http_method.as_deref())
+            {
+                self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
+            }
+        }
+        if let Some(method) = &e.http_method {
+            self.http_request(&program, method, &e.network);
+        }
+        if matches!(program.as_str(), "curl" | "http" | "https" | "xh" | "wget") {
+            self.proxy_options(c, &program);
+        }
+        self.exfiltration(c);
+        if matches!(
+            program.as_str(),
+            "dig" | "nslookup" | "host" | "drill" | "ping" | "ping6" | "traceroute" | "getent" | "resolvectl"
+        ) && c.args.iter().any(|w| w.dynamic && w.subst.is_some())
+        {
+            self.findings.push(op_finding(
+                EXFIL_PIPE,
+                RiskLevel::High,
+                format!("`{program}` looks up a name built from a command's output: a DNS query can carry data out."),
+            ));
+        }
+        self.downloaded_code(c);
+        if programs::FETCHERS.contains(&program.as_str()) {
+            self.note_fetched(c, &e);
+        }
+        if e.inline_code.is_some() {
+            self.findings.push(Finding::new(
+                SHELL_INLINE_CODE,
+                Verdict::Allow,
+                RiskLevel::Medium,
+                format!("`{program}` runs inline code."),
+            ));
+        }
+        e
+    }
+
+    /// What a command changes before its effects are read: the directory (`cd`, `env -C`),
+    /// structural checks, output options, aliases, redirections and inserted text.
+    fn before_effects(&mut self, c: &Command) {
         if matches!(c.program.as_str(), "cd" | "pushd") {
             self.change_dir(c);
         }
@@ -938,20 +1006,16 @@ impl Analysis<'_> {
                 "name the program literally.",
             );
         }
-        let branch = || self.current_branch();
-        let mut e = effects::of(c, &branch);
-        self.apply_packs(c, &mut e);
-        self.sql_from_file(c, &mut e);
-        self.required = self.required.max(e.level);
-        self.network |= !e.network.is_empty()
-            || NETWORK_TOOLS.contains(&c.program.as_str())
-            || programs::FETCHERS.contains(&c.program.as_str());
-        let program = c.program.clone();
+    }
+
+    /// A command's effects on the paths it deletes, writes and links, and on what it gets from
+    /// xargs at run time.
+    fn apply_effects(&mut self, c: &Command, program: &str, e: &Effects) {
         for t in &e.deletes {
-            self.target(&program, t, true);
+            self.target(program, t, true);
         }
         for t in &e.writes {
-            self.target(&program, t, false);
+            self.target(program, t, false);
         }
         for (link, target) in &e.links {
             if let Ok(l) = self.resolve_here(link) {
@@ -963,7 +1027,7 @@ impl Analysis<'_> {
         }
         if c.dynamic_operands
             && e.deletes.is_empty()
-            && matches!(program.as_str(), "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown")
+            && matches!(program, "rm" | "rmdir" | "shred" | "unlink" | "chmod" | "chown")
         {
             self.dynamic(
                 format!("`{program}` gets its targets at run time (from xargs), so they could be anything."),
@@ -971,135 +1035,72 @@ impl Analysis<'_> {
             );
         }
         for t in &e.reads {
-            self.read(&program, &t.path, t.dynamic);
+            self.read(program, &t.path, t.dynamic);
         }
-        self.any_reader(c);
-        if !matches!(
-            c.program.as_str(),
-            "echo" | "printf" | "test" | "[" | "[[" | "cd" | "export" | "local" | "declare"
-        ) && (c.dynamic_operands || c.args.iter().enumerate().any(|(k, w)| dynamic_file_word(c, k, w)))
-            && (programs::FETCHERS.contains(&c.program.as_str())
-                || matches!(
-                    c.program.as_str(),
-                    "cat"
-                        | "head"
-                        | "tail"
-                        | "base64"
-                        | "base32"
-                        | "xxd"
-                        | "od"
-                        | "sort"
-                        | "tar"
-                        | "zip"
-                        | "gzip"
-                        | "nc"
-                        | "curl"
-                        | "wget"
-                ))
-        {
-            self.dynamic_read = true;
-        }
-        for t in &e.stages {
-            let found = self.paths.check_under(&t.path, self.cwd(), "`git add` of", Access::Stage);
-            self.findings.extend(found);
-        }
-        if let Some(base) = &e.stages_all {
-            self.stage_all(base);
-        }
-        for o in &e.ops {
-            self.findings.push(op_finding(o.code, o.risk, o.message.clone()));
-        }
-        for t in &e.network {
-            if let Some(i) = crate::checks::ssrf::check_target(t)
-                && !local_dev_get(c, t, e.http_method.as_deref())
+    }
+
+    /// Proxies, resolver overrides and UNIX sockets send a request somewhere its URL does not say.
+    fn proxy_options(&mut self, c: &Command, program: &str) {
+        let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
+        for (k, t) in texts.iter().enumerate() {
+            let opt = t.split('=').next().unwrap_or(t);
+            let value = t.split_once('=').map_or(texts.get(k + 1).copied().unwrap_or(""), |(_, v)| v);
+            if matches!(opt, "--unix-socket" | "--abstract-unix-socket") {
+                self.findings.push(op_finding(
+                    SSRF_INTERNAL,
+                    RiskLevel::Critical,
+                    format!(
+                        "`{program} {opt}` talks to a local socket (`{value}`): daemons such as Docker listen there."
+                    ),
+                ));
+            } else if matches!(
+                opt,
+                "--connect-to"
+                    | "--resolve"
+                    | "-x"
+                    | "--proxy"
+                    | "--preproxy"
+                    | "--socks5"
+                    | "--socks5-hostname"
+                    | "--socks4"
+                    | "--socks4a"
+            ) || opt.starts_with("--proxy")
             {
-                self.findings.push(crate::checks::ssrf::finding(&format!("`{program}`"), t, &i));
-            }
-        }
-        if let Some(method) = &e.http_method {
-            self.http_request(&program, method, &e.network);
-        }
-        // Proxies, resolver overrides and UNIX sockets send a request somewhere its URL does not say.
-        if matches!(program.as_str(), "curl" | "http" | "https" | "xh" | "wget") {
-            let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
-            for (k, t) in texts.iter().enumerate() {
-                let opt = t.split('=').next().unwrap_or(t);
-                let value = t.split_once('=').map_or(texts.get(k + 1).copied().unwrap_or(""), |(_, v)| v);
-                if matches!(opt, "--unix-socket" | "--abstract-unix-socket") {
-                    self.findings.push(op_finding(
-                        SSRF_INTERNAL,
-                        RiskLevel::Critical,
-                        format!("`{program} {opt}` talks to a local socket (`{value}`): daemons such as Docker listen there."),
-                    ));
-                } else if matches!(
-                    opt,
-                    "--connect-to"
-                        | "--resolve"
-                        | "-x"
-                        | "--proxy"
-                        | "--preproxy"
-                        | "--socks5"
-                        | "--socks5-hostname"
-                        | "--socks4"
-                        | "--socks4a"
-                ) || opt.starts_with("--proxy")
+                // `--resolve HOST:PORT:ADDR`, `--connect-to HOST:PORT:TARGET:PORT`: the third field.
+                let target = if opt == "--resolve" || opt == "--connect-to" {
+                    value
+                        .splitn(3, ':')
+                        .nth(2)
+                        .map(|r| if opt == "--connect-to" { r.rsplit_once(':').map_or(r, |(h, _)| h) } else { r })
+                        .unwrap_or("")
+                        .to_string()
+                } else {
+                    value.to_string()
+                };
+                if let Some(i) =
+                    crate::checks::ssrf::check_target(&target).or_else(|| crate::checks::ssrf::check_target(value))
                 {
-                    // `--resolve HOST:PORT:ADDR`, `--connect-to HOST:PORT:TARGET:PORT`: the third field.
-                    let target = if opt == "--resolve" || opt == "--connect-to" {
-                        value
-                            .splitn(3, ':')
-                            .nth(2)
-                            .map(|r| if opt == "--connect-to" { r.rsplit_once(':').map_or(r, |(h, _)| h) } else { r })
-                            .unwrap_or("")
-                            .to_string()
-                    } else {
-                        value.to_string()
-                    };
-                    if let Some(i) =
-                        crate::checks::ssrf::check_target(&target).or_else(|| crate::checks::ssrf::check_target(value))
-                    {
-                        self.findings.push(crate::checks::ssrf::finding(&format!("`{program} {opt}`"), value, &i));
-                    }
+                    self.findings.push(crate::checks::ssrf::finding(&format!("`{program} {opt}`"), value, &i));
                 }
             }
         }
-        self.exfiltration(c);
-        if matches!(
-            program.as_str(),
-            "dig" | "nslookup" | "host" | "drill" | "ping" | "ping6" | "traceroute" | "getent" | "resolvectl"
-        ) && c.args.iter().any(|w| w.dynamic && w.subst.is_some())
-        {
-            self.findings.push(op_finding(
-                EXFIL_PIPE,
-                RiskLevel::High,
-                format!("`{program}` looks up a name built from a command's output: a DNS query can carry data out."),
-            ));
-        }
-        self.downloaded_code(c);
-        if programs::FETCHERS.contains(&program.as_str()) {
-            let written: Vec<PathBuf> = e
-                .writes
-                .iter()
-                .map(|t| t.path.as_str())
-                .chain(
-                    c.redirects
-                        .iter()
-                        .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
-                        .map(|r| r.target.text.as_str()),
-                )
-                .filter_map(|p| resolve_under(self.cwd(), Path::new(p)).ok())
-                .collect();
-            self.fetched.extend(written);
-        }
-        if e.inline_code.is_some() {
-            self.findings.push(Finding::new(
-                SHELL_INLINE_CODE,
-                Verdict::Allow,
-                RiskLevel::Medium,
-                format!("`{program}` runs inline code."),
-            ));
-        }
-        e
+    }
+
+    /// Files a fetcher writes (its outputs, its redirections): running them runs downloaded code.
+    fn note_fetched(&mut self, c: &Command, e: &Effects) {
+        let written: Vec<PathBuf> = e
+            .writes
+            .iter()
+            .map(|t| t.path.as_str())
+            .chain(
+                c.redirects
+                    .iter()
+                    .filter(|r| matches!(r.kind, RedirectKind::Write | RedirectKind::Append))
+                    .map(|r| r.target.text.as_str()),
+            )
+            .filter_map(|p| resolve_under(self.cwd(), Path::new(p)).ok())
+            .collect();
+        self.fetched.extend(written);
     }
 
     /// Programs whose output file is named by an option or a second operand (`sort -o F`,
@@ -3333,6 +3334,30 @@ const RECIPE_TOOLS: &[&str] = &[
 /// Installers that fetch and run code from a URL or a repository they are given.
 const REMOTE_INSTALLERS: &[&str] =
     &["pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "bun", "gem", "nix", "go", "cargo", "deno", "poetry"];
+
+/// A plain reader, fetcher or archiver given a file whose name is only known at run time.
+fn reads_dynamic_file(c: &Command) -> bool {
+    !matches!(c.program.as_str(), "echo" | "printf" | "test" | "[" | "[[" | "cd" | "export" | "local" | "declare")
+        && (c.dynamic_operands || c.args.iter().enumerate().any(|(k, w)| dynamic_file_word(c, k, w)))
+        && (programs::FETCHERS.contains(&c.program.as_str())
+            || matches!(
+                c.program.as_str(),
+                "cat"
+                    | "head"
+                    | "tail"
+                    | "base64"
+                    | "base32"
+                    | "xxd"
+                    | "od"
+                    | "sort"
+                    | "tar"
+                    | "zip"
+                    | "gzip"
+                    | "nc"
+                    | "curl"
+                    | "wget"
+            ))
+}
 
 const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
 
