@@ -2189,74 +2189,14 @@ impl Analysis<'_> {
             let w = c.args.first()?;
             return self.script_file(w, Some(opaque::Lang::Shell), rules, depth);
         }
-        // `sudo -s`, `sudo -i`, `doas -s`, `su`/`runuser` without `-c`, `script` without `-c`:
-        // a shell that reads its commands from stdin.
-        let shell_like = match p {
-            "sudo" | "doas" => {
-                c.args.iter().any(|a| {
-                    matches!(a.text.as_str(), "-s" | "-i" | "--shell" | "--login")
-                        || (a.text.starts_with('-')
-                            && !a.text.starts_with("--")
-                            && (a.text.contains('s') || a.text.contains('i')))
-                }) && !c.args.iter().any(|a| !a.text.starts_with('-'))
-            }
-            "su" | "runuser" | "sudo-su" => !c.args.iter().any(|a| matches!(a.text.as_str(), "-c" | "--command")),
-            "script" => !c.args.iter().any(|a| {
-                a.text == "-c"
-                    || a.text == "--command"
-                    || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c'))
-            }),
-            _ => false,
-        };
-        if shell_like {
+        if shell_like(c, p) {
             return self.stdin_code(c, opaque::Lang::Shell, rules, depth).or_else(|| {
                 (c.stdin_text.is_some() || !c.stdin_from.is_empty())
                     .then(|| opaque::Opaque::ev(format!("`{p}` starts a shell that reads its commands from stdin")))
             });
         }
-        // Programs that run the commands on their stdin (`ed`'s `!`, `sqlite3 .shell`, `psql \\!`,
-        // `gdb shell`, `ftp !`): fed by anything but literal text, what they run is unknown.
-        if matches!(
-            p,
-            "ed" | "red"
-                | "ex"
-                | "gdb"
-                | "lldb"
-                | "sqlite3"
-                | "psql"
-                | "mysql"
-                | "mariadb"
-                | "ftp"
-                | "lftp"
-                | "bc"
-                | "nslookup"
-                | "telnet"
-                | "tclsh"
-                | "expect"
-                | "ghci"
-                | "irb"
-                | "gnuplot"
-                | "octave"
-        ) || (matches!(p, "vim" | "vi" | "nvim")
-            && c.args.iter().any(|a| a.text.starts_with("-e") || a.text == "-s" || a.text == "-es"))
-        {
-            if let Some(h) = c.stdin_from.first()
-                && opaque::literal_text(h).is_none()
-            {
-                return Some(opaque::Opaque::ev(format!(
-                    "`{p}` runs commands that arrive on its stdin from `{}`",
-                    h.program
-                )));
-            }
-            if c.redirects
-                .iter()
-                .any(|r| r.kind == RedirectKind::Read && (r.target.dynamic || r.target.subst.is_some()))
-            {
-                return Some(opaque::Opaque::ev(format!("`{p}` runs commands from a stream built at run time")));
-            }
-            if p == "sftp" || p == "ftp" {
-                return None;
-            }
+        if let std::ops::ControlFlow::Break(answer) = stdin_repl(c, p) {
+            return answer;
         }
         if programs::SHELLS.contains(&p)
             && c.redirects.iter().any(|r| {
@@ -2276,52 +2216,14 @@ impl Analysis<'_> {
         }
         let lang = opaque::Lang::of_program(p).unwrap_or(opaque::Lang::Other);
         if is_shell {
-            if let Some(f) = unwrap::shell_startup_file(c) {
-                return Some(opaque::Opaque::ev(format!("it reads the startup file `{}`", f.text)));
-            }
-            if let Some(script) = unwrap::shell_script_arg(c) {
-                // The script itself was unwrapped and analysed; a script built at run time was not.
-                return (script.dynamic || script.subst.is_some())
-                    .then(|| opaque::Opaque::ev("its `-c` script is only known at run time"));
-            }
-            if c.args.iter().any(|a| {
-                a.text.len() > 1 && a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('n')
-            }) {
-                return None; // `-n`: read and check the script, run nothing.
-            }
-            return match unwrap::shell_script_file(c) {
-                Some(w) if unwrap::is_stdin_path(&w.text) => self.stdin_code(c, lang, rules, depth),
-                Some(w) => {
-                    // What arrives on stdin may be handed to a shell by the script (`sh` inside it).
-                    if let Some(text) =
-                        c.stdin_text.clone().or_else(|| c.stdin_from.first().and_then(opaque::literal_text))
-                        && depth < MAX_DEPTH
-                    {
-                        let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
-                        self.absorb(r);
-                    } else if !c.stdin_from.is_empty() {
-                        return Some(opaque::Opaque::ev("a script runs with code-like input arriving on its stdin"));
-                    }
-                    self.script_file(w, Some(lang), rules, depth)
-                }
-                None if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
-                None => self.stdin_code(c, lang, rules, depth),
-            };
+            return self.shell_channel(c, lang, rules, depth);
         }
         // bun and deno are tools first: only `run`/`serve` of a file runs a script.
-        if matches!(p, "bun" | "deno") && effects::inline_code_index(c).is_none() {
-            let ops: Vec<&Word> = c.args.iter().filter(|a| !a.text.starts_with('-')).collect();
-            match ops.first().map(|w| w.text.as_str()) {
-                Some("run" | "serve") => {
-                    let file = ops.get(1).filter(|w| {
-                        w.text.contains('/')
-                            || [".js", ".ts", ".mjs", ".cjs", ".tsx", ".jsx"].iter().any(|x| w.text.ends_with(x))
-                    });
-                    return file.and_then(|w| self.script_file(w, Some(lang), rules, depth));
-                }
-                Some("eval" | "-e") | None => {}
-                Some(_) => return None,
-            }
+        if matches!(p, "bun" | "deno")
+            && effects::inline_code_index(c).is_none()
+            && let std::ops::ControlFlow::Break(answer) = self.bun_deno(c, lang, rules, depth)
+        {
+            return answer;
         }
         // Interpreters. Libraries loaded from the options come first.
         if let Some(lib) = effects::interpreter_libraries(c).into_iter().find(|l| !opaque::library_is_plain(lang, l)) {
@@ -2330,114 +2232,15 @@ impl Analysis<'_> {
         if let Some(k) =
             c.args.iter().position(|a| a.text == "-m").filter(|_| effects::interpreter_code_arg(c).is_none())
         {
-            // `python3 -m MODULE`: an installed module, like running a program — unless the module
-            // evaluates its arguments, serves files, or is found in a directory outside the
-            // workspace or written in this line.
-            let module = c.args.get(k + 1).map_or("", |w| w.text.as_str());
-            let top = module.split('.').next().unwrap_or(module);
-            if top == "timeit" {
-                // Its arguments (and `-s` setup) are Python statements: read them as such.
-                let snippets: Vec<&Word> =
-                    c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-') || w.text.contains(' ')).collect();
-                if snippets.iter().any(|w| w.dynamic) {
-                    return Some(opaque::Opaque::ev("`python -m timeit` runs code built at run time"));
-                }
-                let code = snippets.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join("\n");
-                return self.plain_code(p, opaque::Lang::Python, &code, "its timed code", Some((rules, depth)));
-            }
-            if matches!(
-                top,
-                "IPython"
-                    | "code"
-                    | "runpy"
-                    | "pdb"
-                    | "cProfile"
-                    | "profile"
-                    | "trace"
-                    | "doctest"
-                    | "site"
-                    | "pydoc"
-                    | "idlelib"
-                    | "webbrowser"
-                    | "smtpd"
-                    | "xmlrpc"
-            ) {
-                return Some(opaque::Opaque::ev(format!(
-                    "`python -m {module}` runs code or serves files from its arguments"
-                )));
-            }
-            if !self.cwd_known || !self.cwd().starts_with(self.workspace()) {
-                return Some(opaque::Opaque::ev(format!(
-                    "`python -m {module}` finds `{module}` in a directory outside the workspace"
-                )));
-            }
-            let local = self.cwd().join(format!("{top}.py"));
-            if self.predicted.contains(&local) || self.predicted.contains(&self.cwd().join(top)) {
-                return Some(opaque::Opaque::ev(format!(
-                    "`python -m {module}` runs `{top}`, written earlier in this command line"
-                )));
-            }
-            for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-')) {
-                let t = w.text.as_str();
-                if t.contains("://") || t.starts_with("git+") {
-                    return Some(opaque::Opaque::ev(format!("`python -m {module}` installs or runs code from `{t}`")));
-                }
-                if (t.starts_with('/') || t.starts_with('~') || t.starts_with(".."))
-                    && resolve_under(self.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(self.workspace()))
-                {
-                    return Some(opaque::Opaque::ev(format!(
-                        "`python -m {module}` is given `{t}`, outside the workspace"
-                    )));
-                }
-            }
-            return local
-                .exists()
-                .then(|| opaque::Opaque::ws(format!("`python -m {module}` runs the workspace's `{top}.py`")));
+            return self.python_module(c, p, k, rules, depth);
         }
-        // Library search paths outside the workspace (`perl -I/tmp/x`, `ruby -I …`, `perl -d:Mod`).
-        for (k, w) in c.args.iter().enumerate() {
-            let t = w.text.as_str();
-            let dir = if t == "-I" {
-                c.args.get(k + 1).map(|n| n.text.as_str())
-            } else {
-                t.strip_prefix("-I").filter(|d| !d.is_empty())
-            };
-            if let Some(d) = dir
-                && resolve_under(self.cwd(), Path::new(d)).map_or(true, |q| !q.starts_with(self.workspace()))
-            {
-                return Some(opaque::Opaque::ev(format!("it loads libraries from `{d}`, outside the workspace")));
-            }
-            if matches!(p, "perl" | "perl5") && (t.starts_with("-d") || t.starts_with("-x")) {
-                return Some(opaque::Opaque::ev(format!("`perl {t}` runs a debugger module or extracts code")));
-            }
+        if let Some(o) = self.foreign_libraries(c, p) {
+            return Some(o);
         }
         if lang == opaque::Lang::Python
-            && let Some(code) = effects::inline_code_index(c).and_then(|i| c.args.get(i)).map(|w| w.text.clone())
+            && let Some(o) = self.shadowed_module(c)
         {
-            // An allowed module shadowed by a file in the working directory (written now or there).
-            for line in code.lines() {
-                let l = line.trim();
-                let names: Vec<&str> = if let Some(r) = l.strip_prefix("import ") {
-                    r.split(',').filter_map(|m| m.split_whitespace().next()).collect()
-                } else if let Some(r) = l.strip_prefix("from ") {
-                    r.split_whitespace().next().into_iter().collect()
-                } else {
-                    continue;
-                };
-                for m in names
-                    .iter()
-                    .map(|m| m.split('.').next().unwrap_or(m))
-                    .flat_map(|m| m.split(';'))
-                    .filter(|m| !m.is_empty())
-                {
-                    let f = self.cwd().join(format!("{m}.py"));
-                    if f.exists() || self.predicted.contains(&f) {
-                        return Some(opaque::Opaque::ev(format!(
-                            "`{m}` is shadowed by `{m}.py` in the working directory"
-                        )));
-                    }
-                }
-            }
+            return Some(o);
         }
         let inline = effects::inline_code_index(c);
         match (inline, effects::interpreter_code_arg(c)) {
@@ -2459,6 +2262,193 @@ impl Analysis<'_> {
             (None, None) if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
             (None, None) => self.stdin_code(c, lang, rules, depth),
         }
+    }
+
+    /// A shell's channel: a startup file, its `-c` script (analysed when it was unwrapped), a
+    /// script file (and what arrives on its stdin), or stdin.
+    fn shell_channel(
+        &mut self,
+        c: &Command,
+        lang: opaque::Lang,
+        rules: Knowledge<'_>,
+        depth: usize,
+    ) -> Option<opaque::Opaque> {
+        if let Some(f) = unwrap::shell_startup_file(c) {
+            return Some(opaque::Opaque::ev(format!("it reads the startup file `{}`", f.text)));
+        }
+        if let Some(script) = unwrap::shell_script_arg(c) {
+            // The script itself was unwrapped and analysed; a script built at run time was not.
+            return (script.dynamic || script.subst.is_some())
+                .then(|| opaque::Opaque::ev("its `-c` script is only known at run time"));
+        }
+        if c.args.iter().any(|a| {
+            a.text.len() > 1 && a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains('n')
+        }) {
+            return None; // `-n`: read and check the script, run nothing.
+        }
+        match unwrap::shell_script_file(c) {
+            Some(w) if unwrap::is_stdin_path(&w.text) => self.stdin_code(c, lang, rules, depth),
+            Some(w) => {
+                // What arrives on stdin may be handed to a shell by the script (`sh` inside it).
+                if let Some(text) = c.stdin_text.clone().or_else(|| c.stdin_from.first().and_then(opaque::literal_text))
+                    && depth < MAX_DEPTH
+                {
+                    let r = analyze_at(&text, self.cwd(), self.ctx, rules, self.paths, depth + 1);
+                    self.absorb(r);
+                } else if !c.stdin_from.is_empty() {
+                    return Some(opaque::Opaque::ev("a script runs with code-like input arriving on its stdin"));
+                }
+                self.script_file(w, Some(lang), rules, depth)
+            }
+            None if c.dynamic_operands => Some(opaque::Opaque::ev("it runs scripts named at run time")),
+            None => self.stdin_code(c, lang, rules, depth),
+        }
+    }
+
+    /// bun and deno: `run`/`serve` of a file runs a script; other subcommands run none; `eval`
+    /// and no subcommand go on as an interpreter.
+    fn bun_deno(
+        &mut self,
+        c: &Command,
+        lang: opaque::Lang,
+        rules: Knowledge<'_>,
+        depth: usize,
+    ) -> std::ops::ControlFlow<Option<opaque::Opaque>> {
+        use std::ops::ControlFlow;
+        let ops: Vec<&Word> = c.args.iter().filter(|a| !a.text.starts_with('-')).collect();
+        match ops.first().map(|w| w.text.as_str()) {
+            Some("run" | "serve") => {
+                let file = ops.get(1).filter(|w| {
+                    w.text.contains('/')
+                        || [".js", ".ts", ".mjs", ".cjs", ".tsx", ".jsx"].iter().any(|x| w.text.ends_with(x))
+                });
+                ControlFlow::Break(file.and_then(|w| self.script_file(w, Some(lang), rules, depth)))
+            }
+            Some("eval" | "-e") | None => ControlFlow::Continue(()),
+            Some(_) => ControlFlow::Break(None),
+        }
+    }
+
+    /// `python3 -m MODULE`: an installed module, like running a program — unless the module
+    /// evaluates its arguments, serves files, or is found in a directory outside the workspace
+    /// or written in this line.
+    fn python_module(
+        &mut self,
+        c: &Command,
+        p: &str,
+        k: usize,
+        rules: Knowledge<'_>,
+        depth: usize,
+    ) -> Option<opaque::Opaque> {
+        // `python3 -m MODULE`: an installed module, like running a program — unless the module
+        // evaluates its arguments, serves files, or is found in a directory outside the
+        // workspace or written in this line.
+        let module = c.args.get(k + 1).map_or("", |w| w.text.as_str());
+        let top = module.split('.').next().unwrap_or(module);
+        if top == "timeit" {
+            // Its arguments (and `-s` setup) are Python statements: read them as such.
+            let snippets: Vec<&Word> =
+                c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-') || w.text.contains(' ')).collect();
+            if snippets.iter().any(|w| w.dynamic) {
+                return Some(opaque::Opaque::ev("`python -m timeit` runs code built at run time"));
+            }
+            let code = snippets.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join("\n");
+            return self.plain_code(p, opaque::Lang::Python, &code, "its timed code", Some((rules, depth)));
+        }
+        if matches!(
+            top,
+            "IPython"
+                | "code"
+                | "runpy"
+                | "pdb"
+                | "cProfile"
+                | "profile"
+                | "trace"
+                | "doctest"
+                | "site"
+                | "pydoc"
+                | "idlelib"
+                | "webbrowser"
+                | "smtpd"
+                | "xmlrpc"
+        ) {
+            return Some(opaque::Opaque::ev(format!(
+                "`python -m {module}` runs code or serves files from its arguments"
+            )));
+        }
+        if !self.cwd_known || !self.cwd().starts_with(self.workspace()) {
+            return Some(opaque::Opaque::ev(format!(
+                "`python -m {module}` finds `{module}` in a directory outside the workspace"
+            )));
+        }
+        let local = self.cwd().join(format!("{top}.py"));
+        if self.predicted.contains(&local) || self.predicted.contains(&self.cwd().join(top)) {
+            return Some(opaque::Opaque::ev(format!(
+                "`python -m {module}` runs `{top}`, written earlier in this command line"
+            )));
+        }
+        for w in c.args.iter().skip(k + 2).filter(|w| !w.text.starts_with('-')) {
+            let t = w.text.as_str();
+            if t.contains("://") || t.starts_with("git+") {
+                return Some(opaque::Opaque::ev(format!("`python -m {module}` installs or runs code from `{t}`")));
+            }
+            if (t.starts_with('/') || t.starts_with('~') || t.starts_with(".."))
+                && resolve_under(self.cwd(), Path::new(t)).map_or(true, |q| !q.starts_with(self.workspace()))
+            {
+                return Some(opaque::Opaque::ev(format!("`python -m {module}` is given `{t}`, outside the workspace")));
+            }
+        }
+        local.exists().then(|| opaque::Opaque::ws(format!("`python -m {module}` runs the workspace's `{top}.py`")))
+    }
+
+    /// Library search paths outside the workspace (`perl -I/tmp/x`, `ruby -I …`), perl's
+    /// debugger modules and code extraction (`-d:Mod`, `-x`).
+    fn foreign_libraries(&self, c: &Command, p: &str) -> Option<opaque::Opaque> {
+        for (k, w) in c.args.iter().enumerate() {
+            let t = w.text.as_str();
+            let dir = if t == "-I" {
+                c.args.get(k + 1).map(|n| n.text.as_str())
+            } else {
+                t.strip_prefix("-I").filter(|d| !d.is_empty())
+            };
+            if let Some(d) = dir
+                && resolve_under(self.cwd(), Path::new(d)).map_or(true, |q| !q.starts_with(self.workspace()))
+            {
+                return Some(opaque::Opaque::ev(format!("it loads libraries from `{d}`, outside the workspace")));
+            }
+            if matches!(p, "perl" | "perl5") && (t.starts_with("-d") || t.starts_with("-x")) {
+                return Some(opaque::Opaque::ev(format!("`perl {t}` runs a debugger module or extracts code")));
+            }
+        }
+        None
+    }
+
+    /// A module the inline Python imports that a file in the working directory (there, or
+    /// written in this line) shadows.
+    fn shadowed_module(&self, c: &Command) -> Option<opaque::Opaque> {
+        let code = effects::inline_code_index(c).and_then(|i| c.args.get(i)).map(|w| w.text.clone())?;
+        for line in code.lines() {
+            let l = line.trim();
+            let names: Vec<&str> = if let Some(r) = l.strip_prefix("import ") {
+                r.split(',').filter_map(|m| m.split_whitespace().next()).collect()
+            } else if let Some(r) = l.strip_prefix("from ") {
+                r.split_whitespace().next().into_iter().collect()
+            } else {
+                continue;
+            };
+            for m in names
+                .iter()
+                .map(|m| m.split('.').next().unwrap_or(m))
+                .flat_map(|m| m.split(';'))
+                .filter(|m| !m.is_empty())
+            {
+                let f = self.cwd().join(format!("{m}.py"));
+                if f.exists() || self.predicted.contains(&f) {
+                    return Some(opaque::Opaque::ev(format!("`{m}` is shadowed by `{m}.py` in the working directory")));
+                }
+            }
+        }
+        None
     }
 
     /// Interpreter code checked by the positive rule; its literal reads are checked as reads.
@@ -3357,6 +3347,78 @@ fn reads_dynamic_file(c: &Command) -> bool {
                     | "curl"
                     | "wget"
             ))
+}
+
+/// `sudo -s`, `sudo -i`, `doas -s`, `su`/`runuser` without `-c`, `script` without `-c`: a shell
+/// that reads its commands from stdin.
+fn shell_like(c: &Command, p: &str) -> bool {
+    match p {
+        "sudo" | "doas" => {
+            c.args.iter().any(|a| {
+                matches!(a.text.as_str(), "-s" | "-i" | "--shell" | "--login")
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && (a.text.contains('s') || a.text.contains('i')))
+            }) && !c.args.iter().any(|a| !a.text.starts_with('-'))
+        }
+        "su" | "runuser" | "sudo-su" => !c.args.iter().any(|a| matches!(a.text.as_str(), "-c" | "--command")),
+        "script" => !c.args.iter().any(|a| {
+            a.text == "-c"
+                || a.text == "--command"
+                || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('c'))
+        }),
+        _ => false,
+    }
+}
+
+/// Programs that run the commands on their stdin (`ed`'s `!`, `sqlite3 .shell`, `psql \\!`,
+/// `gdb shell`, `ftp !`): fed by anything but literal text, what they run is unknown. `Break`
+/// answers for the channel; `Continue`: not such a program, or fed plainly.
+fn stdin_repl(c: &Command, p: &str) -> std::ops::ControlFlow<Option<opaque::Opaque>> {
+    use std::ops::ControlFlow;
+    if !(matches!(
+        p,
+        "ed" | "red"
+            | "ex"
+            | "gdb"
+            | "lldb"
+            | "sqlite3"
+            | "psql"
+            | "mysql"
+            | "mariadb"
+            | "ftp"
+            | "lftp"
+            | "bc"
+            | "nslookup"
+            | "telnet"
+            | "tclsh"
+            | "expect"
+            | "ghci"
+            | "irb"
+            | "gnuplot"
+            | "octave"
+    ) || (matches!(p, "vim" | "vi" | "nvim")
+        && c.args.iter().any(|a| a.text.starts_with("-e") || a.text == "-s" || a.text == "-es")))
+    {
+        return ControlFlow::Continue(());
+    }
+    if let Some(h) = c.stdin_from.first()
+        && opaque::literal_text(h).is_none()
+    {
+        return ControlFlow::Break(Some(opaque::Opaque::ev(format!(
+            "`{p}` runs commands that arrive on its stdin from `{}`",
+            h.program
+        ))));
+    }
+    if c.redirects.iter().any(|r| r.kind == RedirectKind::Read && (r.target.dynamic || r.target.subst.is_some())) {
+        return ControlFlow::Break(Some(opaque::Opaque::ev(format!(
+            "`{p}` runs commands from a stream built at run time"
+        ))));
+    }
+    if p == "sftp" || p == "ftp" {
+        return ControlFlow::Break(None);
+    }
+    ControlFlow::Continue(())
 }
 
 const HIDDEN_REMEDY: &str = "leave this to the human, or do it inside the workspace.";
