@@ -1144,21 +1144,14 @@ enum Op {
 }
 
 /// The value assigned to the name ending at `end`: its span, whether it was quoted, and how.
-fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Option<(Range<usize>, bool, Op)> {
+fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Option<Assigned> {
     let b = text.as_bytes();
     let mut j = end;
     // Closing quote(s) of a quoted key: `"password"`, `\"password\"`, `'password'`, `password]`.
     let mut key_quoted = false;
     // plist: `<key>APIKey</key>` then `<string>value</string>` (on the next line, often).
     if text[j..].starts_with("</key>") || text[j..].starts_with("</Key>") {
-        let rest = &text[j + 6..];
-        let skip = rest.len() - rest.trim_start().len();
-        if rest[skip..].starts_with("<string>") || rest[skip..].starts_with("<Value>") {
-            let s0 = j + 6 + skip + 8 - usize::from(rest[skip..].starts_with("<Value>"));
-            let close = s0 + text[s0..].find("</")?;
-            return (!text[s0..close].contains('\n')).then_some((s0..close, true, Op::Element));
-        }
-        return None;
+        return plist_value(text, j);
     }
     // Markdown emphasis around a name: `**Password**: `…``.
     while j < limit && matches!(b[j], b'*') {
@@ -1179,6 +1172,117 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         j += 1;
     }
     let spaced = j > ws_before;
+    let op = match assign_op(text, name_start, end, j, limit, spaced, key_quoted) {
+        Ok((op, next)) => {
+            j = next;
+            op
+        }
+        Err(answer) => return answer,
+    };
+    while j < limit && matches!(b[j], b' ' | b'\t' | b'*') {
+        j += 1;
+    }
+    if op == Op::Colon && typed_assignment(text, j, limit).is_none() {
+        match yaml_value(text, name_start, j, limit) {
+            Ok(next) => j = next,
+            Err(answer) => return answer,
+        }
+    }
+    if matches!(op, Op::Colon | Op::Space)
+        && let Some(after) = typed_assignment(text, j, limit)
+    {
+        // `PASSWORD: str = "…"`, `apiKey: string = "…"`, `API_KEY: &str = "…"`, Go's
+        // `var apiKey string = "…"`: the value follows the `=` after the type.
+        j = after;
+        while j < limit && matches!(b[j], b' ' | b'\t') {
+            j += 1;
+        }
+    }
+    // String prefixes of Python/Rust/C#: b"…", r"…", u"…", f"…", @"…".
+    if j + 1 < limit && matches!(b[j], b'b' | b'r' | b'u' | b'@') && matches!(b[j + 1], b'"' | b'\'') {
+        j += 1;
+    }
+    if j >= limit {
+        return None;
+    }
+    if op == Op::Element {
+        let close = j + text[j..limit].find("</")?;
+        return Some((j..close, true, op));
+    }
+    if op == Op::Assign && text[j..limit].starts_with("<<") {
+        return heredoc_value(text, j);
+    }
+    if let Some(answer) = quoted_value(text, j, limit, op) {
+        return answer;
+    }
+    if op == Op::Call {
+        return None;
+    }
+    bare_value(text, name_start, end, j, limit, op, spaced)
+}
+
+/// A value as [`assigned_value`] finds it: its span, whether it was quoted, and how.
+type Assigned = (Range<usize>, bool, Op);
+
+/// A Markdown table row: `| DB_PASSWORD | value |`: the value is the whole next cell (from
+/// `s0`, after the `|`).
+fn table_cell(text: &str, s0: usize, limit: usize) -> Option<Assigned> {
+    let close = text[s0..limit].find('|').map_or(limit, |k| s0 + k);
+    let cell = &text[s0..close];
+    let lead = cell.len() - cell.trim_start().len();
+    let inner = cell.trim().trim_matches('`');
+    let at = s0 + lead + usize::from(cell.trim().starts_with('`'));
+    (!inner.is_empty()).then_some((at..at + inner.len(), true, Op::Colon))
+}
+
+/// Where the argument after a name given as an argument starts (`, default='…'`, `, value=…`).
+fn next_argument(text: &str, mut j: usize, limit: usize) -> usize {
+    let b = text.as_bytes();
+    while j < limit && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    for kw in ["default=", "value="] {
+        if text[j..limit].starts_with(kw) {
+            j += kw.len();
+        }
+    }
+    j
+}
+
+/// HCL and shell heredocs: `api_key = <<EOF` — the value is the next line.
+fn heredoc_value(text: &str, j: usize) -> Option<Assigned> {
+    let next_start = text[j..].find('\n').map(|k| j + k + 1)?;
+    let next_end = text[next_start..].find('\n').map_or(text.len(), |k| next_start + k);
+    let body = text[next_start..next_end].trim();
+    let s0 = next_start + (text[next_start..next_end].len() - text[next_start..next_end].trim_start().len());
+    (!body.is_empty()).then_some((s0..s0 + body.len(), true, Op::Assign))
+}
+
+/// plist: `<key>APIKey</key>` then `<string>value</string>` (on the next line, often); `j` is
+/// where `</key>` starts.
+fn plist_value(text: &str, j: usize) -> Option<Assigned> {
+    let rest = &text[j + 6..];
+    let skip = rest.len() - rest.trim_start().len();
+    if rest[skip..].starts_with("<string>") || rest[skip..].starts_with("<Value>") {
+        let s0 = j + 6 + skip + 8 - usize::from(rest[skip..].starts_with("<Value>"));
+        let close = s0 + text[s0..].find("</")?;
+        return (!text[s0..close].contains('\n')).then_some((s0..close, true, Op::Element));
+    }
+    None
+}
+
+/// The operator between a name and its value, and where the value may start; `Err` is the
+/// final answer (no value, a comparison, or a Markdown table cell found whole).
+fn assign_op(
+    text: &str,
+    name_start: usize,
+    end: usize,
+    mut j: usize,
+    limit: usize,
+    spaced: bool,
+    key_quoted: bool,
+) -> Result<(Op, usize), Option<Assigned>> {
+    let b = text.as_bytes();
     let op = if text[j..limit].starts_with(":=") || text[j..limit].starts_with("=>") || text[j..limit].starts_with("<-")
     {
         j += 2;
@@ -1186,13 +1290,13 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
     } else if j < limit && b[j] == b'=' {
         // `==`, `=~`: a comparison (C's `eOnePass==ONEPASS_OFF`, Perl's `$pw=~/x/`).
         if b.get(j + 1).is_some_and(|c| matches!(c, b'=' | b'~')) {
-            return None;
+            return Err(None);
         }
         j += 1;
         Op::Assign
     } else if j < limit && b[j] == b':' {
         if b.get(j + 1) == Some(&b':') {
-            return None;
+            return Err(None);
         }
         j += 1;
         Op::Colon
@@ -1203,14 +1307,7 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         && b[j] == b'|'
         && text[..name_start].rsplit('\n').next().is_some_and(|l| l.trim_start().starts_with('|'))
     {
-        // A Markdown table row: `| DB_PASSWORD | value |`: the value is the whole next cell.
-        let s0 = j + 1;
-        let close = text[s0..limit].find('|').map_or(limit, |k| s0 + k);
-        let cell = &text[s0..close];
-        let lead = cell.len() - cell.trim_start().len();
-        let inner = cell.trim().trim_matches('`');
-        let at = s0 + lead + usize::from(cell.trim().starts_with('`'));
-        return (!inner.is_empty()).then_some((at..at + inner.len(), true, Op::Colon));
+        return Err(table_cell(text, j + 1, limit));
     } else if j < limit && b[j] == b'(' && !spaced {
         j += 1;
         Op::Call
@@ -1244,95 +1341,64 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
         // The name as a string argument, the value as the next one: `setdefault("API_KEY", "…")`,
         // `props.put("mail.smtp.password", "…")`, `define('API_KEY', '…')`, `{ "ApiKey", "…" }`,
         // `add_argument('--api-key', default='…')`. Only a quoted value counts.
-        j += 1;
-        while j < limit && matches!(b[j], b' ' | b'\t') {
-            j += 1;
-        }
-        for kw in ["default=", "value="] {
-            if text[j..limit].starts_with(kw) {
-                j += kw.len();
-            }
-        }
+        j = next_argument(text, j + 1, limit);
         Op::Call
     } else {
-        return None;
+        return Err(None);
     };
-    while j < limit && matches!(b[j], b' ' | b'\t' | b'*') {
-        j += 1;
-    }
-    if op == Op::Colon && typed_assignment(text, j, limit).is_none() {
-        // YAML anchors and tags before a value: `&tok value`, `!!str value`.
-        while j + 1 < limit && matches!(b[j], b'&' | b'!') && (b[j + 1].is_ascii_alphanumeric() || b[j + 1] == b'!') {
-            while j < limit && !matches!(b[j], b' ' | b'\t') {
-                j += 1;
-            }
-            while j < limit && matches!(b[j], b' ' | b'\t') {
-                j += 1;
-            }
+    Ok((op, j))
+}
+
+/// YAML after `name:`: anchors and tags skipped (`&tok value`, `!!str value`), and with nothing
+/// (or a block indicator) after the colon, the value is the next line, indented deeper
+/// (`api_token:\n  u8jz…`, `key: |\n  …`). `Ok`: where the value starts; `Err`: the answer.
+fn yaml_value(text: &str, name_start: usize, mut j: usize, limit: usize) -> Result<usize, Option<Assigned>> {
+    let b = text.as_bytes();
+    while j + 1 < limit && matches!(b[j], b'&' | b'!') && (b[j + 1].is_ascii_alphanumeric() || b[j + 1] == b'!') {
+        while j < limit && !matches!(b[j], b' ' | b'\t') {
+            j += 1;
         }
-        // Nothing (or a block indicator) after the colon: the value is the next line, indented
-        // deeper (`api_token:\n  u8jz…`, `key: |\n  …`).
-        let rest = text[j..limit].trim_end();
-        if rest.is_empty() || matches!(rest, "|" | ">" | "|-" | ">-" | "|+" | ">+") {
-            let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
-            let indent = text[line_start..name_start].len() - text[line_start..name_start].trim_start().len();
-            let next_start = text[j..].find('\n').map(|k| j + k + 1)?;
-            let next_end = text[next_start..].find('\n').map_or(text.len(), |k| next_start + k);
-            let next = &text[next_start..next_end];
-            let next_indent = next.len() - next.trim_start().len();
-            let body = next.trim();
-            if next_indent > indent
-                && !body.is_empty()
-                && !body.contains(": ")
-                && !body.ends_with(':')
-                && !body.starts_with('-')
-                && !body.starts_with('#')
-            {
-                let s0 = next_start + next_indent;
-                return Some((s0..s0 + body.len(), false, Op::Colon));
-            }
-            return None;
-        }
-    }
-    if matches!(op, Op::Colon | Op::Space)
-        && let Some(after) = typed_assignment(text, j, limit)
-    {
-        // `PASSWORD: str = "…"`, `apiKey: string = "…"`, `API_KEY: &str = "…"`, Go's
-        // `var apiKey string = "…"`: the value follows the `=` after the type.
-        j = after;
         while j < limit && matches!(b[j], b' ' | b'\t') {
             j += 1;
         }
     }
-    // String prefixes of Python/Rust/C#: b"…", r"…", u"…", f"…", @"…".
-    if j + 1 < limit && matches!(b[j], b'b' | b'r' | b'u' | b'@') && matches!(b[j + 1], b'"' | b'\'') {
-        j += 1;
-    }
-    if j >= limit {
-        return None;
-    }
-    if op == Op::Element {
-        let close = j + text[j..limit].find("</")?;
-        return Some((j..close, true, op));
-    }
-    // HCL and shell heredocs: `api_key = <<EOF` — the value is the next line.
-    if op == Op::Assign && text[j..limit].starts_with("<<") {
-        let next_start = text[j..].find('\n').map(|k| j + k + 1)?;
+    // Nothing (or a block indicator) after the colon: the value is the next line, indented
+    // deeper (`api_token:\n  u8jz…`, `key: |\n  …`).
+    let rest = text[j..limit].trim_end();
+    if rest.is_empty() || matches!(rest, "|" | ">" | "|-" | ">-" | "|+" | ">+") {
+        let line_start = text[..name_start].rfind('\n').map_or(0, |k| k + 1);
+        let indent = text[line_start..name_start].len() - text[line_start..name_start].trim_start().len();
+        let Some(next_start) = text[j..].find('\n').map(|k| j + k + 1) else { return Err(None) };
         let next_end = text[next_start..].find('\n').map_or(text.len(), |k| next_start + k);
-        let body = text[next_start..next_end].trim();
-        let s0 = next_start + (text[next_start..next_end].len() - text[next_start..next_end].trim_start().len());
-        return (!body.is_empty()).then_some((s0..s0 + body.len(), true, op));
+        let next = &text[next_start..next_end];
+        let next_indent = next.len() - next.trim_start().len();
+        let body = next.trim();
+        if next_indent > indent
+            && !body.is_empty()
+            && !body.contains(": ")
+            && !body.ends_with(':')
+            && !body.starts_with('-')
+            && !body.starts_with('#')
+        {
+            let s0 = next_start + next_indent;
+            return Err(Some((s0..s0 + body.len(), false, Op::Colon)));
+        }
+        return Err(None);
     }
-    // Opening quote, possibly escaped (JSON inside a JSON string).
+    Ok(j)
+}
+
+/// A quoted value at `j` (its quote possibly escaped, at any depth: JSON inside a JSON string);
+/// `None` when no quote starts there.
+fn quoted_value(text: &str, j: usize, limit: usize, op: Op) -> Option<Option<Assigned>> {
+    let b = text.as_bytes();
     // Any depth of escaping: `\"`, `\\\"` (JSON inside a JSON string inside …).
     let mut depth = 0;
     while b.get(j + depth) == Some(&b'\\') {
         depth += 1;
     }
     let escaped = depth > 0 && b.get(j + depth).is_some_and(|c| matches!(c, b'"' | b'\''));
-    if escaped {
-        j += depth;
-    }
+    let j = if escaped { j + depth } else { j };
     let q = b[j];
     if matches!(q, b'"' | b'\'' | b'`') {
         let s = j + 1;
@@ -1354,17 +1420,28 @@ fn assigned_value(text: &str, name_start: usize, end: usize, limit: usize) -> Op
             k += 1;
         }
         if k >= limit {
-            return None;
+            return Some(None);
         }
         // After a `"NAME", ` a string followed by `:` is the next key of a JSON object, no value.
         if op == Op::Call && text[k + 1..limit].trim_start_matches(['"', '\'', '\\', ' ']).starts_with(':') {
-            return None;
+            return Some(None);
         }
-        return Some((s..k, true, op));
+        return Some(Some((s..k, true, op)));
     }
-    if op == Op::Call {
-        return None;
-    }
+    None
+}
+
+/// A bare value: it ends at whitespace or a separator of the syntax around it.
+fn bare_value(
+    text: &str,
+    name_start: usize,
+    end: usize,
+    j: usize,
+    limit: usize,
+    op: Op,
+    spaced: bool,
+) -> Option<Assigned> {
+    let b = text.as_bytes();
     // A bare value ends at whitespace or a separator of the syntax around it; `&` only in a
     // query string (`?user=a&password=b`), not in a `.env` or properties value.
     let query = name_start > 0 && matches!(b[name_start - 1], b'?' | b'&');
