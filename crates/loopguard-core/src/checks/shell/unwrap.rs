@@ -622,7 +622,8 @@ fn unwrap_segment(
                             || (w.text.starts_with("-C") && w.text.len() > 2)
                     });
                 wrappers.push(if chdir { "env -C".to_string() } else { name });
-                i = j;
+                // An option that wants a value the line does not give ends the words.
+                i = j.min(words.len());
             }
             Some(Wrap::Script(j)) => {
                 let prog = words[i].text.clone();
@@ -745,7 +746,7 @@ fn assigns_before(words: &[Word], end: usize) -> Vec<String> {
 fn wrappers_only(b: &Builder<'_>, words: &[Word], i: usize, wrappers: Vec<String>) -> Command {
     if let Some(k) = (0..i).rev().find(|k| words.get(*k).is_some_and(|w| !is_assignment(w) && !w.text.starts_with('-')))
     {
-        let mut cmd = b.make(&words[k].text, &words[k + 1..i], words[k].dynamic, wrappers);
+        let mut cmd = b.make(&words[k].text, words.get(k + 1..i).unwrap_or_default(), words[k].dynamic, wrappers);
         cmd.assigns = assigns_before(words, k);
         return cmd;
     }
