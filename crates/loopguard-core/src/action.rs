@@ -132,13 +132,12 @@ impl Action {
         }
     }
 
-    /// The texts an edit replaces: already in the file, so never "written" by this call.
-    pub fn replaced_texts(&self) -> impl Iterator<Item = &str> {
-        let edits = match self {
-            Action::WriteFile { change: Change::Edits(e), .. } => e.as_slice(),
-            _ => &[],
-        };
-        edits.iter().map(|e| e.old.as_str())
+    /// Whether `text` is only ever replaced by this call's edits: it is some edit's old text
+    /// and no edit's new text, so it is already in the file and the call does not write it.
+    /// (A text that one edit writes and another "replaces" by itself is written.)
+    pub fn only_replaced(&self, text: &str) -> bool {
+        let Action::WriteFile { change: Change::Edits(edits), .. } = self else { return false };
+        edits.iter().any(|e| e.old == text) && !edits.iter().any(|e| e.new == text)
     }
 }
 

@@ -463,7 +463,7 @@ fn secrets_in_arguments(call: &ToolCall, ask_score: u32) -> Vec<Finding> {
     let mut all = Vec::new();
     strings(&call.input, "", &mut all);
     // The text an edit replaces is already in the file: removing a leaked key must stay possible.
-    all.retain(|(_, s)| !call.action.replaced_texts().any(|old| old == *s));
+    all.retain(|(_, s)| !call.action.only_replaced(s));
     let scanner = loopguard_secrets::Scanner::builtin();
     let mut out = Vec::new();
     // Critical secrets deny one by one; the rest add up (low 1, medium 3, high 10) and ask once

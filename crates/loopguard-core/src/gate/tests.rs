@@ -659,3 +659,31 @@ fn fetch_tools_check_what_a_name_resolves_to() {
     let d = fetch("https://user:pw@public.example.com/", table);
     assert_eq!(d.verdict(), Verdict::Deny);
 }
+
+#[test]
+fn a_secret_an_edit_writes_is_found_even_when_another_edit_replaces_it_by_itself() {
+    use crate::{Action, Change, Edit};
+    let ws = ws();
+    let key = "AKIAZ7QXW2ERT5YUNB3C";
+    let edit = |old: &str, new: &str| Edit { old: old.into(), new: new.into(), all: false };
+    let call = |edits: Vec<Edit>| {
+        let path = ws.path().join("config.py").display().to_string();
+        let input = json!({ "file_path": path, "edits": edits.iter().map(|e| json!({"old_string": e.old, "new_string": e.new})).collect::<Vec<_>>() });
+        ToolCall::new("MultiEdit", Action::WriteFile { path, change: Change::Edits(edits) }, input, ws.path())
+    };
+    let gate = Policy::builtin();
+    let ctx = Context::new(ws.path()).with_home(None);
+    // Removing a leaked key: allowed.
+    let remove = Gate::new(&gate).evaluate(&call(vec![edit(&format!("K = \"{key}\""), "K = os.environ[\"K\"]")]), &ctx);
+    assert_eq!(remove.verdict(), Verdict::Allow, "{}", remove.explain());
+    // Writing it, with a second edit that "replaces" it by itself: the key is written.
+    let smuggle = Gate::new(&gate).evaluate(
+        &call(vec![
+            edit("K = 1", &format!("K = \"{key}\"")),
+            edit(&format!("K = \"{key}\""), &format!("K = \"{key}\"")),
+        ]),
+        &ctx,
+    );
+    assert_eq!(smuggle.verdict(), Verdict::Deny, "{}", smuggle.explain());
+    assert!(smuggle.codes().iter().any(|c| c == "secret-in-arguments"));
+}
