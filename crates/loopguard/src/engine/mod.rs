@@ -103,7 +103,10 @@ impl<'a> Engine<'a> {
         // The second layer: allowed shell calls run inside the kernel sandbox where the policy
         // wants it (the default), the host can run a rewritten command and the kernel can
         // enforce it. Only then may unattended calls run code the analysis cannot see into.
-        let wants_sandbox = ev.shell_command().is_some() && policy.as_ref().is_ok_and(Policy::exec_wrap_bash);
+        // A shell tool whose command did not read (an invalid input) still counts: if anything
+        // allows it, it must not run unwrapped (the wrap then fails, and the call is denied).
+        let shell = tool.action.kind() == Some(loopguard_core::ToolKind::Shell);
+        let wants_sandbox = shell && policy.as_ref().is_ok_and(Policy::exec_wrap_bash);
         let kernel = wants_sandbox && crate::exec::kernel_can_confine();
         let confine = kernel && self.caps.rewrite_input;
         let call = ToolCall {

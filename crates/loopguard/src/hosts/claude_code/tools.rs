@@ -13,14 +13,15 @@ pub fn action(tool: &str, input: &Value) -> Action {
             Some(command) => Action::Shell { command },
             None => invalid(ToolKind::Shell, "`command` is missing or not a string"),
         },
-        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => match s("file_path").or_else(|| s("notebook_path")) {
+        // Each tool's own path field first: the tool acts on that one, so the gate checks it.
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => match path_of(tool, input) {
             Some(path) => Action::WriteFile { path, change: change(tool, input) },
             None => invalid(ToolKind::FileWrite, "`file_path` is missing or not a string"),
         },
-        "Read" => Action::ReadFile { path: read_path(input) },
+        "Read" => Action::ReadFile { path: path_of(tool, input) },
         // Glob lists names; Grep prints the content of the files its `glob` selects.
-        "Glob" | "LS" => Action::Search { path: read_path(input), content_glob: None },
-        "Grep" => Action::Search { path: read_path(input), content_glob: s("glob") },
+        "Glob" | "LS" => Action::Search { path: path_of(tool, input), content_glob: None },
+        "Grep" => Action::Search { path: path_of(tool, input), content_glob: s("glob") },
         "WebFetch" => Action::Fetch { url: s("url") },
         "WebSearch" => Action::WebSearch,
         "Task" | "Agent" => Action::Agent,
@@ -33,11 +34,17 @@ pub fn action(tool: &str, input: &Value) -> Action {
     }
 }
 
-/// The file or directory a read or search names.
-fn read_path(input: &Value) -> Option<String> {
-    ["file_path", "notebook_path", "path"]
-        .iter()
-        .find_map(|k| input.get(*k).and_then(Value::as_str))
+/// The file or directory a tool acts on: its own field (`notebook_path` for NotebookEdit, `path`
+/// for the searches, `file_path` for the rest); another path field only when that one is absent.
+fn path_of(tool: &str, input: &Value) -> Option<String> {
+    let own = match tool {
+        "NotebookEdit" => "notebook_path",
+        "Glob" | "Grep" | "LS" => "path",
+        _ => "file_path",
+    };
+    std::iter::once(own)
+        .chain(["file_path", "notebook_path", "path"])
+        .find_map(|k| input.get(k).and_then(Value::as_str))
         .map(str::to_string)
 }
 
@@ -55,11 +62,13 @@ fn change(tool: &str, input: &Value) -> Change {
     match tool {
         "Write" => Change::Whole(s(input, "content").unwrap_or_default()),
         "Edit" => Change::Edits(edit(input).into_iter().collect()),
+        // Every edit must read: one that does not leaves the call with no edits at all, so no
+        // text of it is taken as merely replaced (and skipped by the secret scan).
         "MultiEdit" => Change::Edits(
             input
                 .get("edits")
                 .and_then(Value::as_array)
-                .map(|e| e.iter().filter_map(edit).collect())
+                .and_then(|e| e.iter().map(edit).collect::<Option<Vec<_>>>())
                 .unwrap_or_default(),
         ),
         _ => Change::Cell(s(input, "new_source")),
@@ -149,5 +158,32 @@ mod tests {
         );
         assert_eq!(mode("bypassPermissions"), ExecutionMode::Unattended);
         assert_eq!(mode("something-new"), ExecutionMode::Normal);
+    }
+
+    #[test]
+    fn each_tool_is_checked_on_the_field_it_acts_on() {
+        // A second path field must not stand in for the one the tool uses.
+        let grep = action("Grep", &json!({"path": "~/.ssh", "file_path": "/w/README.md"}));
+        assert_eq!(grep, Action::Search { path: Some("~/.ssh".into()), content_glob: None });
+        let nb = action("NotebookEdit", &json!({"notebook_path": "/elsewhere/x.ipynb", "file_path": "/w/ok.ipynb"}));
+        assert!(matches!(nb, Action::WriteFile { ref path, .. } if path == "/elsewhere/x.ipynb"), "{nb:?}");
+        let read = action("Read", &json!({"file_path": "/etc/shadow", "path": "/w/a"}));
+        assert_eq!(read, Action::ReadFile { path: Some("/etc/shadow".into()) });
+        // Only when the tool's own field is absent does another one count.
+        assert_eq!(
+            action("LS", &json!({"file_path": "/w"})),
+            Action::Search { path: Some("/w".into()), content_glob: None }
+        );
+    }
+
+    #[test]
+    fn a_multiedit_with_an_edit_that_does_not_read_has_no_edits() {
+        let key = "AKIAZ7QXW2ERT5YUNB3C";
+        let a = action(
+            "MultiEdit",
+            &json!({"file_path": "/w/a", "edits": [{"old_string": key, "new_string": "x"}, {"new_string": key}]}),
+        );
+        assert_eq!(a, Action::WriteFile { path: "/w/a".into(), change: Change::Edits(Vec::new()) });
+        assert!(!a.only_replaced(key), "nothing of a malformed MultiEdit may be skipped by the secret scan");
     }
 }
