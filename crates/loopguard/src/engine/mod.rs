@@ -172,7 +172,7 @@ impl<'a> Engine<'a> {
             }
             let mode = if yolo_on && ev.mode != ExecutionMode::Plan { ExecutionMode::Yolo } else { ev.mode };
             let ctx = self.context(p, &b, policy, mode, confine, now);
-            let decision = loopguard_core::Gate::new(policy).evaluate(call, &ctx);
+            let decision = loopguard_core::permissions::PermissionChecker::new(policy).check(call, &ctx).full;
             let (decision, advisory) = self.after_gate(decision, ev, p, policy, plane, confine);
             if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                 y.record_operation(decision.yolo_approved());
