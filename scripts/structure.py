@@ -599,19 +599,9 @@ def functions(text):
     are found on their own, and are also part of the enclosing fn's span."""
     starts = line_starts(text)
     for m in FN_RE.finditer(text):
-        depth = 0
-        for j in range(m.end(), len(text)):
-            ch = text[j]
-            if ch in "([":
-                depth += 1
-            elif ch in ")]":
-                depth -= 1
-            elif depth == 0 and ch == ";":
-                break  # declaration without a body (trait method)
-            elif depth == 0 and ch == "{":
-                end = match_brace(text, j)
-                yield m.group(1), line_at(starts, m.start()), line_at(starts, end)
-                break
+        end = item_end(text, m.end())
+        if text[end - 1] == "}":  # a declaration without a body (trait method) ends in `;`
+            yield m.group(1), line_at(starts, m.start()), line_at(starts, end - 1)
 
 
 def read_allow(path):
