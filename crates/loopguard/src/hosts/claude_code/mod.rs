@@ -170,7 +170,7 @@ fn kind_of(name: &str) -> Option<EventKind> {
 }
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
-    let obj = object(bytes).map_err(Rejected::bare)?;
+    let mut obj = object(bytes).map_err(Rejected::bare)?;
     let name = field_str(&obj, "hook_event_name").map_err(|e| Rejected::bare(HookError::InputInvalid(e)))?.to_string();
     let common = field_str(&obj, "session_id").and_then(|s| {
         let cwd = PathBuf::from(field_str(&obj, "cwd")?);
@@ -203,21 +203,29 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
             ev.tool = Some(tool_use(name, input.clone(), text("tool_use_id")));
         }
         EventKind::ToolResult { .. } => {
-            ev.tool = text("tool_name").map(|name| {
-                tool_use(&name, obj.get("tool_input").cloned().unwrap_or(Value::Null), text("tool_use_id"))
-            });
+            let tool = text("tool_name");
+            let use_id = text("tool_use_id");
             let size = |k: &str| obj.get(k).map(|v| v.to_string().len());
-            let response = obj.get("tool_response");
-            let tool = text("tool_name").unwrap_or_default();
+            let (response_bytes, error_bytes) = (size("tool_response"), size("error"));
+            let is_interrupt = obj.get("is_interrupt").and_then(Value::as_bool);
+            let duration_ms = obj.get("duration_ms").and_then(Value::as_u64);
+            // Moved out, not copied: a result can be as large as the input allows.
+            let response = obj.remove("tool_response");
+            let input = obj.remove("tool_input").unwrap_or(Value::Null);
             ev.result = Some(ToolResult {
-                response: response.cloned(),
-                response_bytes: size("tool_response"),
-                error_bytes: size("error"),
-                is_interrupt: obj.get("is_interrupt").and_then(Value::as_bool),
-                duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
-                text: response.and_then(|r| tools::result_text(&tool, r)),
-                original: response.and_then(|r| r.get("originalFile")).and_then(Value::as_str).map(String::from),
+                text: response.as_ref().and_then(|r| tools::result_text(tool.as_deref().unwrap_or(""), r)),
+                original: response
+                    .as_ref()
+                    .and_then(|r| r.get("originalFile"))
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                response,
+                response_bytes,
+                error_bytes,
+                is_interrupt,
+                duration_ms,
             });
+            ev.tool = tool.map(|name| tool_use(&name, input, use_id));
         }
         _ => {}
     }
