@@ -117,8 +117,6 @@ pub struct Capabilities {
     pub rewrite_input: bool,
     /// The host hands the model a replaced tool result (the route for redaction).
     pub replace_output: bool,
-    /// The host shows a message to the human without blocking.
-    pub system_message: bool,
 }
 
 /// The engine's answer to one event.

@@ -106,7 +106,9 @@ impl<'a> Engine<'a> {
         // A shell tool whose command did not read (an invalid input) still counts: if anything
         // allows it, it must not run unwrapped (the wrap then fails, and the call is denied).
         let shell = tool.action.kind() == Some(loopguard_core::ToolKind::Shell);
-        let wants_sandbox = shell && policy.as_ref().is_ok_and(Policy::exec_wrap_bash);
+        // A host that cannot replace a result cannot have shell output redacted after the fact:
+        // there the command runs wrapped (`loopguard exec` redacts its output) whatever the policy.
+        let wants_sandbox = shell && (!self.caps.replace_output || policy.as_ref().is_ok_and(Policy::exec_wrap_bash));
         let kernel = wants_sandbox && crate::exec::kernel_can_confine();
         let confine = kernel && self.caps.rewrite_input;
         let call = ToolCall {
@@ -318,7 +320,9 @@ impl<'a> Engine<'a> {
     fn tool_result(&self, ev: &HostEvent, failed: bool) -> Result<Answer, HookError> {
         let response = ev.result.as_ref().and_then(|r| r.response.as_ref()).filter(|_| !failed);
         let answer = match response {
-            Some(resp) if self.caps.replace_output => {
+            // Computed whatever the host can do: the adapter renders it as its host allows (a
+            // replaced result, or a block whose reason stands in for it), never drops it.
+            Some(resp) => {
                 let (output, redacted) = loopguard_secrets::redact_json(resp, loopguard_secrets::Scanner::builtin());
                 if redacted > 0 { Answer::ReplaceOutput { output, redacted } } else { Answer::Proceed }
             }
@@ -571,8 +575,7 @@ mod tests {
     use super::*;
     use loopguard_core::Action;
 
-    const ALL: Capabilities =
-        Capabilities { ask: true, rewrite_input: true, replace_output: true, system_message: true };
+    const ALL: Capabilities = Capabilities { ask: true, rewrite_input: true, replace_output: true };
 
     fn call(dir: &Path, tool: &str, action: Action, mode: ExecutionMode) -> HostEvent {
         let ws = dir.join("ws");
@@ -617,6 +620,40 @@ mod tests {
         let denied = decision(Engine::new(&env, mute).handle(&mcp()).unwrap());
         assert_eq!(denied.verdict(), Verdict::Deny, "{}", denied.explain());
         assert!(denied.codes().iter().any(|c| c == HOST_CANNOT_ASK), "{:?}", denied.codes());
+    }
+
+    #[test]
+    fn where_the_host_cannot_replace_results_shell_calls_run_wrapped_whatever_the_policy() {
+        assert!(crate::exec::kernel_can_confine(), "the tests need Landlock and user namespaces");
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let policy = dir.path().join("home/.config/loopguard/policy.toml");
+        std::fs::create_dir_all(policy.parent().unwrap()).unwrap();
+        std::fs::write(&policy, "[exec]\nwrap_bash = false\n").unwrap();
+        let ls = || call(dir.path(), "shell", Action::Shell { command: "ls".into() }, ExecutionMode::Unattended);
+        assert_eq!(decision(Engine::new(&env, ALL).handle(&ls()).unwrap()).verdict(), Verdict::Allow);
+        let no_replace = Capabilities { replace_output: false, ..ALL };
+        assert!(matches!(Engine::new(&env, no_replace).handle(&ls()).unwrap(), Answer::Confine { .. }));
+    }
+
+    #[test]
+    fn a_result_with_a_secret_is_redacted_whatever_the_host_can_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let mut ev = call(dir.path(), "shell", Action::Shell { command: "cat .env".into() }, ExecutionMode::Unattended);
+        ev.kind = EventKind::ToolResult { failed: false };
+        ev.result = Some(ToolResult {
+            response: Some(json!({ "stdout": "AWS_SECRET_ACCESS_KEY=u8jz3Q+W9vKp2LmN7xYt4RbC6dFh1SgA0eJkHoIs" })),
+            ..ToolResult::default()
+        });
+        for caps in [ALL, Capabilities { replace_output: false, ..ALL }] {
+            match Engine::new(&env, caps).handle(&ev).unwrap() {
+                Answer::ReplaceOutput { output, redacted } => {
+                    assert!(redacted > 0 && !output.to_string().contains("u8jz3Q"), "{output}");
+                }
+                other => panic!("not redacted: {other:?}"),
+            }
+        }
     }
 
     #[test]

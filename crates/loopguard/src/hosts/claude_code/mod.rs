@@ -24,7 +24,7 @@ pub struct ClaudeCode;
 
 impl Host for ClaudeCode {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { ask: true, rewrite_input: true, replace_output: true, system_message: true }
+        Capabilities { ask: true, rewrite_input: true, replace_output: true }
     }
 
     fn parse(&self, bytes: &[u8]) -> Result<HostEvent, Rejected> {
