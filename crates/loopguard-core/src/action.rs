@@ -18,6 +18,11 @@ pub enum Action {
         /// What changes.
         change: Change,
     },
+    /// Changes several files at once (a patch): each is checked as a write of its own.
+    Patch {
+        /// The files, in the patch's order (a moved file appears twice: deleted, then written).
+        files: Vec<FileChange>,
+    },
     /// Reads one file (or a directory listing).
     ReadFile {
         /// The file, when the call names one.
@@ -69,6 +74,17 @@ pub enum Change {
     Edits(Vec<Edit>),
     /// A notebook cell (the new source, when given).
     Cell(Option<String>),
+    /// The file is deleted.
+    Delete,
+}
+
+/// One file of an [`Action::Patch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The file, as the agent wrote it.
+    pub path: String,
+    /// What changes.
+    pub change: Change,
 }
 
 /// One replacement in a file.
@@ -91,7 +107,7 @@ impl Change {
             Change::Edits(edits) => Some(edits.iter().fold(old.to_string(), |t, e| {
                 if e.all { t.replace(&e.old, &e.new) } else { t.replacen(&e.old, &e.new, 1) }
             })),
-            Change::Cell(_) => None,
+            Change::Cell(_) | Change::Delete => None,
         }
     }
 }
@@ -101,7 +117,7 @@ impl Action {
     pub fn kind(&self) -> Option<ToolKind> {
         Some(match self {
             Action::Shell { .. } => ToolKind::Shell,
-            Action::WriteFile { .. } => ToolKind::FileWrite,
+            Action::WriteFile { .. } | Action::Patch { .. } => ToolKind::FileWrite,
             Action::ReadFile { .. } => ToolKind::FileRead,
             Action::Search { .. } => ToolKind::Search,
             Action::Fetch { .. } | Action::WebSearch => ToolKind::Network,
@@ -118,6 +134,11 @@ impl Action {
         match self {
             Action::Shell { command } => Some(command),
             Action::WriteFile { path, .. } => Some(path),
+            // A grant for one file never covers a patch that also changes others.
+            Action::Patch { files } => match files.as_slice() {
+                [one] => Some(&one.path),
+                _ => None,
+            },
             Action::ReadFile { path } | Action::Search { path, .. } => path.as_deref(),
             Action::Fetch { url } => url.as_deref(),
             _ => None,
@@ -135,9 +156,42 @@ impl Action {
     /// Whether `text` is only ever replaced by this call's edits: it is some edit's old text
     /// and no edit's new text, so it is already in the file and the call does not write it.
     /// (A text that one edit writes and another "replaces" by itself is written.)
+    ///
+    /// A patch is one text holding every hunk, so there the test is by containment: `text` is
+    /// in some hunk's old text, in no hunk's new text and in no added or rewritten file.
     pub fn only_replaced(&self, text: &str) -> bool {
-        let Action::WriteFile { change: Change::Edits(edits), .. } = self else { return false };
-        edits.iter().any(|e| e.old == text) && !edits.iter().any(|e| e.new == text)
+        match self {
+            Action::WriteFile { change: Change::Edits(edits), .. } => {
+                edits.iter().any(|e| e.old == text) && !edits.iter().any(|e| e.new == text)
+            }
+            Action::Patch { files } => {
+                let mut replaced = false;
+                for f in files {
+                    match &f.change {
+                        Change::Edits(edits) => {
+                            if edits.iter().any(|e| e.new.contains(text)) {
+                                return false;
+                            }
+                            replaced |= edits.iter().any(|e| e.old.contains(text));
+                        }
+                        Change::Whole(content) if content.contains(text) => return false,
+                        Change::Cell(Some(src)) if src.contains(text) => return false,
+                        _ => {}
+                    }
+                }
+                replaced
+            }
+            _ => false,
+        }
+    }
+
+    /// Every file the call writes, with its change: one for a write, each file of a patch.
+    pub fn file_changes(&self) -> Vec<(&str, &Change)> {
+        match self {
+            Action::WriteFile { path, change } => vec![(path.as_str(), change)],
+            Action::Patch { files } => files.iter().map(|f| (f.path.as_str(), &f.change)).collect(),
+            _ => Vec::new(),
+        }
     }
 }
 

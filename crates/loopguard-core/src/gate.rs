@@ -124,9 +124,11 @@ impl Gate<'_> {
                 }
             }
             Action::Fetch { url: Some(url) } => findings.extend(fetch_url(&call.tool, url, &ctx.dns)),
-            Action::WriteFile { path, .. } => {
-                let p = expand_home(path, ctx.home.as_deref());
-                findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)));
+            Action::WriteFile { .. } | Action::Patch { .. } => {
+                for (path, _) in call.action.file_changes() {
+                    let p = expand_home(path, ctx.home.as_deref());
+                    findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)));
+                }
             }
             Action::Invalid { problem, .. } => findings.push(invalid_input(&call.tool, problem)),
             _ => {}

@@ -31,7 +31,7 @@ mod risk;
 mod testing;
 mod tools;
 
-pub use action::{Action, Change, Edit, ToolKind};
+pub use action::{Action, Change, Edit, FileChange, ToolKind};
 pub use autonomy::{AutonomyLevel, BreakerPosition, ExecutionMode};
 pub use call::{Context, Dns, ToolCall, Waiver, Worktree, WorktreeRef};
 pub use decision::{Decision, Finding, Reason, Verdict};

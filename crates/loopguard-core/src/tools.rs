@@ -25,7 +25,7 @@ impl ToolMetadata {
             Action::Unknown => return None,
             // Reads need only observe; the analysis raises the level of what writes.
             Action::Shell { .. } => (R::High, A::Observe),
-            Action::WriteFile { .. } => (R::Medium, A::Implement),
+            Action::WriteFile { .. } | Action::Patch { .. } => (R::Medium, A::Implement),
             Action::Fetch { .. } => (R::Medium, A::Observe),
             Action::Mcp { .. } => (R::High, A::Implement),
             Action::Invalid { kind, .. } => return Some(Self::of_kind(*kind)),

@@ -362,15 +362,22 @@ pub fn dependency_changes(action: &loopguard_core::Action, cwd: &Path) -> Option
             let deps = detect::from_command_line(command);
             (!deps.is_empty()).then_some(Ok(deps))
         }
-        Action::WriteFile { path, change: change @ (Change::Whole(_) | Change::Edits(_)) } => {
-            let path = cwd.join(path);
-            Kind::of(&path)?;
-            let old = std::fs::read_to_string(&path).unwrap_or_default();
-            let new = change.apply(&old)?;
-            match detect::from_edit(&path, &old, &new)? {
-                Ok(d) if d.is_empty() => None,
-                other => Some(other.map_err(|e| format!("{}: {e}", path.display()))),
+        Action::WriteFile { .. } | Action::Patch { .. } => {
+            let mut deps = Vec::new();
+            for (path, change) in action.file_changes() {
+                let path = cwd.join(path);
+                if Kind::of(&path).is_none() || !matches!(change, Change::Whole(_) | Change::Edits(_)) {
+                    continue;
+                }
+                let old = std::fs::read_to_string(&path).unwrap_or_default();
+                let Some(new) = change.apply(&old) else { continue };
+                match detect::from_edit(&path, &old, &new) {
+                    Some(Ok(d)) => deps.extend(d),
+                    Some(Err(e)) => return Some(Err(format!("{}: {e}", path.display()))),
+                    None => {}
+                }
             }
+            (!deps.is_empty()).then_some(Ok(deps))
         }
         _ => None,
     }

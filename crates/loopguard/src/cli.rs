@@ -29,7 +29,7 @@ pub enum Command {
     /// Scan files, stdin or a git diff for secrets (exit 1 when something new is found).
     Scan(ScanArgs),
     /// Check that loopguard is installed and working here.
-    Doctor,
+    Doctor(DoctorArgs),
     /// Dry-run preview: what a tool call would do — a Write/Edit/MultiEdit's diff, or a command
     /// run in a copy-on-write sandbox of the workspace (created, modified, deleted files with
     /// diffs; writes outside the workspace blocked; no network). The workspace is untouched.
@@ -81,22 +81,55 @@ pub enum Command {
     Demo,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Host {
     /// Claude Code.
     ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Google Gemini CLI.
+    Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Cursor (the IDE's agent and `cursor-agent`).
+    Cursor,
+}
+
+impl Host {
+    /// Every host, in the order `--all` wires them.
+    pub const ALL: [Host; 5] = [Host::ClaudeCode, Host::Codex, Host::Gemini, Host::Copilot, Host::Cursor];
+
+    /// The name on the command line (`loopguard hook <name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude-code",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+            Host::Copilot => "copilot",
+            Host::Cursor => "cursor",
+        }
+    }
+
+    /// The host named `name`.
+    pub fn from_name(name: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|h| h.name() == name)
+    }
 }
 
 #[derive(Args)]
 #[group(multiple = false)]
 pub struct InstallTarget {
-    /// The project's `.claude/settings.json` (the default).
+    /// The project's configuration (`.claude/settings.json`, `.codex/hooks.json`,
+    /// `.gemini/settings.json`, `.github/hooks/loopguard.json`, `.cursor/hooks.json`). The default
+    /// for Claude Code.
     #[arg(long)]
     pub project: bool,
-    /// The user's `~/.claude/settings.json`.
+    /// The user's configuration (`~/.claude/settings.json`, `$CODEX_HOME/hooks.json`,
+    /// `~/.gemini/settings.json`, `$COPILOT_HOME/hooks/loopguard.json`, `~/.cursor/hooks.json`).
+    /// The default for the other hosts: they load it in every folder.
     #[arg(long)]
     pub user: bool,
-    /// An explicit settings file.
+    /// An explicit file.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
 }
@@ -361,11 +394,26 @@ pub struct HookArgs {
     pub deadline_ms: u64,
 }
 
+/// `loopguard doctor`'s arguments.
+#[derive(Args)]
+pub struct DoctorArgs {
+    /// Check this host's wiring (default: Claude Code).
+    pub host: Option<Host>,
+    /// Check every host found on this machine.
+    #[arg(long, conflicts_with = "host")]
+    pub all: bool,
+}
+
 /// `loopguard install`'s arguments.
 #[derive(Args)]
 pub struct InstallArgs {
     /// The host.
-    pub host: Host,
+    #[arg(required_unless_present = "all")]
+    pub host: Option<Host>,
+    /// Every host found on this machine (its CLI on PATH or its configuration directory in
+    /// HOME), each at user level.
+    #[arg(long, conflicts_with_all = ["host", "project", "settings"])]
+    pub all: bool,
     #[command(flatten)]
     pub target: InstallTarget,
     /// Print the resulting settings instead of writing them.
@@ -491,6 +539,11 @@ pub struct ExecArgs {
     /// Allow TCP connections and binds.
     #[arg(long)]
     pub net: bool,
+    /// The workspace whose roots the command may write (absolute; default: the one around the
+    /// current directory). The hook names it, so a host that runs the command in a directory
+    /// of the agent's choosing cannot widen the sandbox.
+    #[arg(long)]
+    pub workspace: Option<std::path::PathBuf>,
     /// The command and its arguments (after `--`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub argv: Vec<String>,

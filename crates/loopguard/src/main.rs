@@ -64,12 +64,17 @@ mod tests {
 
     #[test]
     fn hook_arguments() {
-        assert_eq!(parse_hook_args(&args(&["claude-code"])), Some(2000));
-        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])), Some(500));
-        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms=750"])), Some(750));
+        use crate::cli::Host;
+        assert_eq!(parse_hook_args(&args(&["claude-code"])), Some((Host::ClaudeCode, 2000)));
+        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])), Some((Host::ClaudeCode, 500)));
+        assert_eq!(parse_hook_args(&args(&["codex", "--deadline-ms=750"])), Some((Host::Codex, 750)));
+        for host in Host::ALL {
+            assert_eq!(parse_hook_args(&args(&[host.name()])).map(|(h, _)| h), Some(host));
+        }
         for bad in [
             &[][..],
-            &["codex"],
+            &["Codex"],
+            &["claude"],
             &["claude-code", "--deadline-ms"],
             &["claude-code", "--deadline-ms", "5"],
             &["claude-code", "--deadline-ms", "x"],

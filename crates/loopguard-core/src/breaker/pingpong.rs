@@ -34,12 +34,17 @@ fn transition(file: &str, before: &str, after: &str) -> Option<Transition> {
 /// against the file as it was before (`original`, when the host reports it). Other actions have
 /// none.
 pub fn transitions(action: &Action, original: Option<&str>) -> Vec<Transition> {
-    let Action::WriteFile { path, change } = action else { return Vec::new() };
-    match change {
-        Change::Edits(edits) => edits.iter().filter_map(|e| transition(path, &e.old, &e.new)).collect(),
-        Change::Whole(after) => transition(path, original.unwrap_or_default(), after).into_iter().collect(),
-        Change::Cell(_) => Vec::new(),
-    }
+    let changes = action.file_changes();
+    // The original a host reports belongs to a single-file write.
+    let original = if changes.len() == 1 { original } else { None };
+    changes
+        .into_iter()
+        .flat_map(|(path, change)| match change {
+            Change::Edits(edits) => edits.iter().filter_map(|e| transition(path, &e.old, &e.new)).collect(),
+            Change::Whole(after) => transition(path, original.unwrap_or_default(), after).into_iter().collect(),
+            Change::Cell(_) | Change::Delete => Vec::new(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

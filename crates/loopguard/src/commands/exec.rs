@@ -1,10 +1,14 @@
 use super::*;
 
 pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
-    let ExecArgs { profile, net, argv } = args;
+    let ExecArgs { profile, net, workspace, argv } = args;
     let profile = loopguard::exec::Profile::parse(&profile)
         .ok_or_else(|| format!("--profile must be workspace-write or read-only, found `{profile}`"))?;
-    let workspace = env.workspace_for(&cwd()?);
+    let workspace = match workspace {
+        Some(w) if w.is_absolute() => w,
+        Some(w) => return Err(format!("--workspace must be an absolute path, found `{}`", w.display())),
+        None => env.workspace_for(&cwd()?),
+    };
     let policy = loopguard::effective::load(env, &workspace).map_err(|e| format!("the policy does not load: {e}"))?;
     let revoked = env
         .state_home()
@@ -118,7 +122,7 @@ pub(crate) fn inner(args: &[String]) -> ExitCode {
 /// `[--profile P | --profile=P] [--net] -- CMD…` → `Command::Exec`; `None` for any other form
 /// (help, a repeated flag, no `--`), which clap then parses or rejects.
 pub(crate) fn fast_args(args: &[String]) -> Option<Command> {
-    let (mut profile, mut net) = (None, false);
+    let (mut profile, mut net, mut workspace) = (None, false, None);
     let mut i = 0;
     loop {
         let a = args.get(i)?.as_str();
@@ -128,6 +132,10 @@ pub(crate) fn fast_args(args: &[String]) -> Option<Command> {
             "--profile" if profile.is_none() => {
                 i += 1;
                 profile = Some(args.get(i)?.clone());
+            }
+            "--workspace" if workspace.is_none() => {
+                i += 1;
+                workspace = Some(std::path::PathBuf::from(args.get(i)?));
             }
             _ => match a.strip_prefix("--profile=") {
                 Some(p) if profile.is_none() => profile = Some(p.to_string()),
@@ -140,5 +148,5 @@ pub(crate) fn fast_args(args: &[String]) -> Option<Command> {
     if argv.is_empty() {
         return None;
     }
-    Some(Command::Exec(ExecArgs { profile: profile.unwrap_or_else(|| "workspace-write".into()), net, argv }))
+    Some(Command::Exec(ExecArgs { profile: profile.unwrap_or_else(|| "workspace-write".into()), net, workspace, argv }))
 }

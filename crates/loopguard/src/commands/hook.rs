@@ -3,45 +3,93 @@
 
 use super::*;
 use clap::Parser;
-use loopguard::hosts::{self as hook, HookOutcome};
+use loopguard::engine::HookError;
+use loopguard::hosts::{self as hook, HookOutcome, Host as _};
 
-/// `loopguard hook …`: every failure, even of its own flags, ends in a deny with exit 2. The
-/// arguments are read by hand: building clap's parser for the whole CLI costs more than a
-/// decision, and this runs on every tool call.
+/// `loopguard hook …`: every failure, even of its own flags, ends in a deny. The arguments are
+/// read by hand: building clap's parser for the whole CLI costs more than a decision, and this
+/// runs on every tool call.
 pub(crate) fn main(args: &[String]) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     if args.iter().skip(2).any(|a| a == "--help" || a == "-h") {
         let _ = Cli::try_parse_from(args).map_err(|e| e.print());
         return ExitCode::SUCCESS;
     }
+    let env = Env::from_process();
     let outcome = match parse_hook_args(&args[2..]) {
-        Some(deadline_ms) => {
-            let deadline = Duration::from_millis(deadline_ms);
-            match hook::run(hook::claude_code::ClaudeCode, std::io::stdin(), Env::from_process(), deadline) {
-                Some(outcome) => outcome,
-                None => hook::wait_for_watchdog(),
+        Some((host, deadline_ms)) => serve(host, env, Duration::from_millis(deadline_ms)),
+        None => {
+            let usage = HookError::Usage(
+                "the loopguard hook command line is invalid (expected `loopguard hook <claude-code|codex|gemini|copilot|cursor> [--deadline-ms N]`, N from 10 to 60000); denied.".into(),
+            );
+            // The host is not known: a JSON deny on stdout and exit 2 block in every host.
+            match args.get(2).and_then(|h| Host::from_name(h)) {
+                Some(host) => failure(host, &usage),
+                None => hook::claude_code::fail(&usage.decision()),
             }
         }
-        None => hook::claude_code::fail(&loopguard::engine::HookError::Usage(
-            "the loopguard hook command line is invalid (expected `loopguard hook claude-code [--deadline-ms N]`, N from 10 to 60000); denied.".into(),
-        ).decision()),
     };
     emit(&outcome)
 }
 
-/// `claude-code [--deadline-ms N | --deadline-ms=N]` → the deadline in ms.
-pub(crate) fn parse_hook_args(args: &[String]) -> Option<u64> {
-    let (host, rest) = args.split_first()?;
-    if host != "claude-code" {
-        return None;
+fn serve(host: Host, env: Env, deadline: Duration) -> HookOutcome {
+    let stdin = std::io::stdin();
+    let outcome = match host {
+        Host::ClaudeCode => match cursor_runs_claude_hooks(&env) {
+            Some(outcome) => Some(outcome),
+            None => hook::run(hook::claude_code::ClaudeCode, stdin, env, deadline),
+        },
+        Host::Codex => hook::run(hook::codex::Codex, stdin, env, deadline),
+        Host::Gemini => hook::run(hook::gemini::Gemini, stdin, env, deadline),
+        Host::Copilot => hook::run(hook::copilot::Copilot, stdin, env, deadline),
+        Host::Cursor => hook::run(hook::cursor::Cursor, stdin, env, deadline),
+    };
+    outcome.unwrap_or_else(|| hook::wait_for_watchdog())
+}
+
+fn failure(host: Host, err: &HookError) -> HookOutcome {
+    match host {
+        Host::ClaudeCode => hook::claude_code::ClaudeCode.render_failure(None, err),
+        Host::Codex => hook::codex::Codex.render_failure(None, err),
+        Host::Gemini => hook::gemini::Gemini.render_failure(None, err),
+        Host::Copilot => hook::copilot::Copilot.render_failure(None, err),
+        Host::Cursor => hook::cursor::Cursor.render_failure(None, err),
     }
+}
+
+/// Cursor runs Claude Code's hooks too (with Cursor's tool names, and where `ask` is not
+/// enforced). When loopguard's own Cursor hooks are installed they decide, and the Claude Code
+/// hook steps aside; when they are not, every call is denied with what to do: a Claude Code
+/// answer read by Cursor is not a gate loopguard can stand behind.
+fn cursor_runs_claude_hooks(env: &Env) -> Option<HookOutcome> {
+    std::env::var_os("CURSOR_VERSION")?;
+    let project = std::env::var_os("CURSOR_PROJECT_DIR").map(std::path::PathBuf::from);
+    if loopguard::install::cursor_hooks_installed(env.home.as_deref(), project.as_deref()) {
+        return Some(HookOutcome::proceed());
+    }
+    let mut o = hook::claude_code::fail(
+        &HookError::Usage(
+            "Cursor is running loopguard's Claude Code hooks, which cannot gate Cursor's tools; run `loopguard install cursor` (the call is denied until then)."
+                .into(),
+        )
+        .decision(),
+    );
+    // Exit 0: Cursor reads the JSON deny (exit 2 would show the raw text as the reason).
+    o.exit = hook::Exit::Proceed;
+    Some(o)
+}
+
+/// `<host> [--deadline-ms N | --deadline-ms=N]` → the host and the deadline in ms.
+pub(crate) fn parse_hook_args(args: &[String]) -> Option<(Host, u64)> {
+    let (host, rest) = args.split_first()?;
+    let host = Host::from_name(host)?;
     let value = match rest {
-        [] => return Some(hook::DEFAULT_DEADLINE.as_millis() as u64),
+        [] => return Some((host, hook::DEFAULT_DEADLINE.as_millis() as u64)),
         [flag, v] if flag == "--deadline-ms" => v.as_str(),
         [flag] => flag.strip_prefix("--deadline-ms=")?,
         _ => return None,
     };
-    value.parse().ok().filter(|ms| (10..=60_000).contains(ms))
+    value.parse().ok().filter(|ms| (10..=60_000).contains(ms)).map(|ms| (host, ms))
 }
 
 fn emit(o: &HookOutcome) -> ExitCode {

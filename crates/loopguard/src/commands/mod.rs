@@ -48,11 +48,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Exec(args) => exec::run(&env, args),
         Command::Fetch(args) => fetch::run(args),
         Command::MergeCheck(args) => merge_check::run(&env, args),
-        Command::Doctor => {
-            let report = loopguard::doctor::run(&env, &cwd()?);
-            print!("{}", report.render());
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-        }
+        Command::Doctor(args) => doctor(&env, args),
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;
@@ -64,4 +60,30 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
 /// The current directory.
 pub(crate) fn cwd() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+}
+
+/// `loopguard doctor [host | --all]`.
+fn doctor(env: &Env, args: DoctorArgs) -> Result<ExitCode, String> {
+    let hosts = if args.all {
+        Host::ALL.into_iter().filter(|h| install::present(env, *h)).collect()
+    } else {
+        vec![args.host.unwrap_or(Host::ClaudeCode)]
+    };
+    let cwd = cwd()?;
+    let mut ok = true;
+    for h in &hosts {
+        let report = match h {
+            Host::ClaudeCode => loopguard::doctor::run(env, &cwd),
+            other => loopguard::doctor::hosts::run(env, &cwd, other.name()),
+        };
+        if args.all {
+            println!("== {}", h.name());
+        }
+        print!("{}", report.render());
+        ok &= report.ok();
+    }
+    if hosts.is_empty() {
+        return Err("found no agent host on this machine".into());
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

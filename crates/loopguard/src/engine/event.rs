@@ -37,6 +37,16 @@ pub struct ToolUse {
     pub use_id: Option<String>,
     /// What it does (the adapter maps its tool and fields onto this).
     pub action: Action,
+    /// The directory the tool runs in, when the host lets the agent choose one other than the
+    /// session's (relative to the session's directory).
+    pub cwd: Option<PathBuf>,
+}
+
+impl ToolUse {
+    /// A tool use that runs in the session's directory.
+    pub fn new(name: &str, input: Value, use_id: Option<String>, action: Action) -> Self {
+        ToolUse { name: name.to_string(), input, use_id, action, cwd: None }
+    }
 }
 
 /// A finished call's result, for [`EventKind::ToolResult`].

@@ -3,6 +3,7 @@
 
 use loopguard_core::reasons::*;
 use loopguard_core::{Action, Decision, Policy, Reason, RiskLevel, Verdict};
+use serde_json::Value;
 use std::path::Path;
 
 /// The auto-merge prohibition: a call the gate lets through at the `merge` level (the policy
@@ -170,4 +171,28 @@ pub(super) fn confinement_gate(decision: Decision, confine: bool) -> Decision {
     } else {
         decision
     }
+}
+
+/// A host that shows the engine what a read will hand the model (Cursor's `beforeReadFile`
+/// carries the file's content) but cannot replace it: content holding a secret is not read.
+pub(super) fn content_gate(decision: Decision, content: Option<&Value>, can_replace: bool) -> Decision {
+    let Some(content) = content.filter(|_| !can_replace) else { return decision };
+    let text = crate::hosts::input::as_text(content);
+    let found = loopguard_secrets::Scanner::builtin().scan(&text);
+    let Some(first) = found.first() else { return decision };
+    let kinds: std::collections::BTreeSet<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+    decision.escalate_to_deny(
+        Reason::new(
+            SECRET_IN_CONTENT,
+            Verdict::Deny,
+            RiskLevel::High,
+            format!(
+                "the file holds {} secret(s) ({}; the first on line {}), and this host would hand the model the file unredacted",
+                found.len(),
+                kinds.into_iter().collect::<Vec<_>>().join(", "),
+                first.line
+            ),
+        )
+        .with_remedy("read it through the shell (its output is redacted there), or ask the human to move the secret out of the file."),
+    )
 }

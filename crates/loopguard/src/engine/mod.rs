@@ -32,6 +32,7 @@ const PREVIEW_IN_HOOK: std::time::Duration = std::time::Duration::from_millis(70
 pub struct Engine<'a> {
     env: &'a Env,
     caps: Capabilities,
+    host: &'static str,
 }
 
 /// Where an event's evidence goes.
@@ -53,7 +54,13 @@ struct Gated {
 impl<'a> Engine<'a> {
     /// An engine for a host with `caps`.
     pub fn new(env: &'a Env, caps: Capabilities) -> Self {
-        Engine { env, caps }
+        Engine { env, caps, host: "" }
+    }
+
+    /// The same engine, naming its host in every audit event it writes (`details.host`), so
+    /// `loopguard doctor` can show that a host really calls loopguard.
+    pub fn for_host(self, host: &'static str) -> Self {
+        Engine { host, ..self }
     }
 
     /// Handles one event. Errors are answered by the adapter with the error's deny
@@ -67,6 +74,10 @@ impl<'a> Engine<'a> {
             EventKind::Prompt => self.prompt(ev).map(|()| Answer::Proceed),
             EventKind::Stop => self.stop(ev).map(|()| Answer::Proceed),
         }
+    }
+
+    fn write(&self, log: &AuditLog, e: NewEvent) -> Result<(), HookError> {
+        write(log, with_host(e, self.host))
     }
 
     /// Records an input error in the audit log when there is a log to record it in: the
@@ -115,7 +126,8 @@ impl<'a> Engine<'a> {
             tool: tool.name.clone(),
             action: tool.action.clone(),
             input: tool.input.clone(),
-            cwd: ev.cwd.clone(),
+            // The directory the tool runs in: relative paths in its input resolve from there.
+            cwd: tool.cwd.as_ref().map_or_else(|| ev.cwd.clone(), |d| ev.cwd.join(d)),
             session: Some(ev.session.clone()),
         };
         let gated = match &policy {
@@ -131,7 +143,7 @@ impl<'a> Engine<'a> {
         let notices = notices(&gated, &decision);
         if decision.verdict() == Verdict::Allow && confine {
             // The kernel enforces this call: if it cannot be wrapped, it does not run.
-            let command = ev.shell_command().and_then(|c| wrapped_command(&decision, c)).ok_or_else(|| {
+            let command = ev.shell_command().and_then(|c| wrapped_command(&decision, c, &p.workspace)).ok_or_else(|| {
                 HookError::Internal("loopguard could not wrap this Bash call in its sandbox; denied.".into())
             })?;
             return Ok(Answer::Confine { command, notices });
@@ -243,6 +255,8 @@ impl<'a> Engine<'a> {
             Some(t) => gates::advisory_gate(decision, &t.action, &ev.cwd, &p.state, policy.advisories()),
             None => (decision, None),
         };
+        let content = ev.result.as_ref().and_then(|r| r.response.as_ref());
+        let decision = gates::content_gate(decision, content, self.caps.replace_output);
         let decision = gates::approval_gate(decision, &plane.drift);
         (gates::confinement_gate(decision, confine), advisory)
     }
@@ -276,7 +290,7 @@ impl<'a> Engine<'a> {
             y.details = Some(summary.clone());
             let _ = p.log.append(y);
         }
-        let audited = write(&p.log, e);
+        let audited = self.write(&p.log, e);
         if let (Some(b), Some(policy)) = (before, policy) {
             audit_trips(p, &ev.session, &b.new_trips, &b.cleared);
             let mut tripped = !b.new_trips.is_empty();
@@ -353,7 +367,7 @@ impl<'a> Engine<'a> {
             "secrets_redacted": redacted,
             "breaker_error": breaker_error,
         }));
-        match write(&p.log, e) {
+        match self.write(&p.log, e) {
             Ok(()) => Ok(answer),
             Err(e) => keep(e),
         }
@@ -391,12 +405,12 @@ impl<'a> Engine<'a> {
         for left in sessions.abandoned(&ev.session).map_err(io)? {
             let mut e = NewEvent::new(&left.session, loopguard_audit::EventKind::SessionEnd);
             e.details = Some(json!({ "recovered": true, "started": left.started, "closed_by": ev.session }));
-            write(&p.log, e)?;
+            self.write(&p.log, e)?;
             sessions.close(&left.session).map_err(io)?;
         }
         let mut e = new_event(ev, loopguard_audit::EventKind::SessionStart);
         e.details = Some(json!({ "source": ev.why, "workspace": p.workspace.display().to_string() }));
-        write(&p.log, e)?;
+        self.write(&p.log, e)?;
         sessions.open(&ev.session, HostProcess::of_current).map_err(io)?;
         // Re-check the approved control plane at every start: drift is on record from the first
         // moment.
@@ -413,7 +427,7 @@ impl<'a> Engine<'a> {
         if let Some(details) = why {
             let mut e = new_event(ev, loopguard_audit::EventKind::ApprovalDrift);
             e.details = Some(details);
-            write(&p.log, e)?;
+            self.write(&p.log, e)?;
         }
         // The run's base: what a stop reverts to.
         let base = crate::effects::head_of(&p.workspace);
@@ -433,7 +447,7 @@ impl<'a> Engine<'a> {
         let p = self.place(ev)?;
         let mut e = new_event(ev, loopguard_audit::EventKind::SessionEnd);
         e.details = Some(json!({ "reason": ev.why }));
-        write(&p.log, e)?;
+        self.write(&p.log, e)?;
         // Sign a checkpoint over the session's log: from here on, shrinking or replacing it shows.
         crate::keys::signing(&p.state)
             .and_then(|k| p.log.checkpoint(&k, &ev.session))
@@ -448,14 +462,14 @@ impl<'a> Engine<'a> {
         let mut e = new_event(ev, loopguard_audit::EventKind::UserPromptSubmit);
         // The prompt itself may hold secrets: only its size goes to the log.
         e.details = Some(json!({ "prompt_bytes": ev.prompt_bytes }));
-        write(&p.log, e)
+        self.write(&p.log, e)
     }
 
     fn stop(&self, ev: &HostEvent) -> Result<(), HookError> {
         let p = self.place(ev)?;
         let mut e = new_event(ev, loopguard_audit::EventKind::Stop);
         e.details = Some(json!({ "event": ev.name }));
-        write(&p.log, e)
+        self.write(&p.log, e)
     }
 }
 
@@ -490,12 +504,17 @@ fn sh_quote(s: &str) -> String {
 /// An allowed shell command rewritten to run under `loopguard exec`: the kernel enforces what
 /// the analysis predicted (writes inside the workspace; the network only when the analysis saw
 /// it; the read-only profile for commands that need no more than `observe`).
-fn wrapped_command(d: &Decision, command: &str) -> Option<String> {
+fn wrapped_command(d: &Decision, command: &str, workspace: &Path) -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let profile =
         if d.required_level() <= loopguard_core::AutonomyLevel::Suggest { "read-only" } else { "workspace-write" };
     let net = if d.network() { " --net" } else { "" };
-    Some(format!("{} exec --profile {profile}{net} -- bash -c {}", sh_quote(&exe.to_string_lossy()), sh_quote(command)))
+    Some(format!(
+        "{} exec --profile {profile}{net} --workspace {} -- bash -c {}",
+        sh_quote(&exe.to_string_lossy()),
+        sh_quote(&workspace.to_string_lossy()),
+        sh_quote(command)
+    ))
 }
 
 /// A short preview of what a high-risk asked call would do, for the human deciding.
@@ -520,6 +539,21 @@ fn new_event(ev: &HostEvent, kind: loopguard_audit::EventKind) -> NewEvent {
     let mut e = NewEvent::new(&ev.session, kind);
     e.tool = ev.tool.as_ref().map(|t| t.name.clone());
     e.tool_use_id = ev.tool.as_ref().and_then(|t| t.use_id.clone());
+    e
+}
+
+/// Adds the host's name to an event's details.
+fn with_host(mut e: NewEvent, host: &str) -> NewEvent {
+    if host.is_empty() {
+        return e;
+    }
+    match &mut e.details {
+        Some(Value::Object(m)) => {
+            m.insert("host".into(), Value::String(host.into()));
+        }
+        Some(_) => {}
+        None => e.details = Some(json!({ "host": host })),
+    }
     e
 }
 
@@ -586,7 +620,7 @@ mod tests {
         let transcript = dir.join("s1.jsonl");
         std::fs::write(&transcript, "").unwrap();
         ev.transcript = Some(transcript);
-        ev.tool = Some(ToolUse { name: tool.into(), input: json!({}), use_id: None, action });
+        ev.tool = Some(ToolUse::new(tool, json!({}), None, action));
         ev
     }
 
@@ -664,7 +698,11 @@ mod tests {
         let ls = || call(dir.path(), "shell", Action::Shell { command: "ls".into() }, ExecutionMode::Unattended);
         match Engine::new(&env, ALL).handle(&ls()).unwrap() {
             Answer::Confine { command, .. } => {
-                assert!(command.contains(" exec --profile read-only -- bash -c 'ls'"), "{command}")
+                // The workspace is named: a host that runs the command elsewhere cannot widen
+                // the sandbox.
+                let ws = format!(" --workspace '{}", dir.path().display());
+                assert!(command.contains(" exec --profile read-only --workspace '"), "{command}");
+                assert!(command.contains(&ws) && command.ends_with("' -- bash -c 'ls'"), "{command}")
             }
             other => panic!("not confined: {other:?}"),
         }

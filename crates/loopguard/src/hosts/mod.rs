@@ -6,6 +6,11 @@
 //! explicit answer.
 
 pub mod claude_code;
+pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod gemini;
+pub mod input;
 
 use crate::engine::{Answer, Capabilities, Engine, HookError, HostEvent};
 use crate::state::Env;
@@ -61,6 +66,9 @@ impl HookOutcome {
 
 /// A host's hook protocol: parsing its input, rendering answers, and what it can do with them.
 pub trait Host: Copy + Send + 'static {
+    /// The host's name on the command line (`loopguard hook <name>`), kept in audit events.
+    const NAME: &'static str;
+
     /// What the host does with answers.
     fn capabilities(&self) -> Capabilities;
 
@@ -99,7 +107,7 @@ impl Rejected {
 /// One hook call, already read: parse, decide, render. The one place where an error becomes
 /// the host's deny.
 pub fn serve<H: Host>(host: H, bytes: &[u8], env: &Env) -> HookOutcome {
-    let engine = Engine::new(env, host.capabilities());
+    let engine = Engine::new(env, host.capabilities()).for_host(H::NAME);
     let ev = match host.parse(bytes) {
         Ok(ev) => ev,
         Err(r) => {

@@ -12,7 +12,7 @@
 
 pub mod tools;
 
-use super::{Exit, HookOutcome, Host, MAX_INPUT_BYTES, Rejected};
+use super::{Exit, HookOutcome, Host, Rejected, input};
 use crate::engine::{Answer, Capabilities, EventKind, HookError, HostEvent, ToolResult, ToolUse};
 use loopguard_core::{Decision, ExecutionMode, Verdict};
 use serde_json::{Map, Value, json};
@@ -23,6 +23,8 @@ use std::path::PathBuf;
 pub struct ClaudeCode;
 
 impl Host for ClaudeCode {
+    const NAME: &'static str = "claude-code";
+
     fn capabilities(&self) -> Capabilities {
         Capabilities { ask: true, rewrite_input: true, replace_output: true }
     }
@@ -121,41 +123,6 @@ fn with_notices(mut out: HookOutcome, notices: &[String]) -> HookOutcome {
     out
 }
 
-fn field_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!("`{key}` must be a string, found {}", type_name(other))),
-        None => Err(format!("`{key}` is missing")),
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The input as a JSON object with its event name.
-fn object(bytes: &[u8]) -> Result<Map<String, Value>, HookError> {
-    if bytes.len() > MAX_INPUT_BYTES {
-        return Err(HookError::InputTooLarge(MAX_INPUT_BYTES));
-    }
-    let text = std::str::from_utf8(bytes).map_err(|_| HookError::InputInvalid("the hook input is not UTF-8".into()))?;
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| HookError::InputInvalid(format!("the hook input is not valid JSON: {e}")))?;
-    match v {
-        Value::Object(o) => Ok(o),
-        other => {
-            Err(HookError::InputInvalid(format!("the hook input must be a JSON object, found {}", type_name(&other))))
-        }
-    }
-}
-
 fn kind_of(name: &str) -> Option<EventKind> {
     Some(match name {
         "PreToolUse" => EventKind::ToolCall,
@@ -170,37 +137,17 @@ fn kind_of(name: &str) -> Option<EventKind> {
 }
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
-    let mut obj = object(bytes).map_err(Rejected::bare)?;
-    let name = field_str(&obj, "hook_event_name").map_err(|e| Rejected::bare(HookError::InputInvalid(e)))?.to_string();
-    let common = field_str(&obj, "session_id").and_then(|s| {
-        let cwd = PathBuf::from(field_str(&obj, "cwd")?);
-        if cwd.is_absolute() { Ok((s, cwd)) } else { Err("`cwd` must be an absolute path".into()) }
-    });
-    let (session, cwd) =
-        common.map_err(|e| Rejected::bare(HookError::InputInvalid(format!("the {name} input is invalid: {e}"))))?;
-    let reject =
-        |error| Rejected { error, session: session.to_string(), cwd: Some(cwd.clone()), event: Some(name.clone()) };
-    let Some(kind) = kind_of(&name) else {
-        return Err(reject(HookError::UnknownEvent(format!(
-            "`{name}` is not a hook event loopguard handles; denied."
-        ))));
-    };
-    let mut ev = HostEvent::new(kind, &name, session, cwd.clone());
-    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(String::from);
+    let (mut obj, mut ev) = input::head(bytes, input::CLAUDE_KEYS, None, kind_of)?;
+    let kind = ev.kind;
+    let text = |k: &str| input::text(&obj, k);
     ev.mode = obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, tools::mode);
     ev.transcript = text("transcript_path").map(PathBuf::from);
     ev.why = text(if kind == EventKind::SessionStart { "source" } else { "reason" });
     ev.prompt_bytes = obj.get("prompt").and_then(Value::as_str).map(str::len);
     match kind {
         EventKind::ToolCall => {
-            let name = field_str(&obj, "tool_name")
-                .map_err(|e| reject(HookError::InputInvalid(format!("the PreToolUse input is invalid: {e}"))))?;
-            let Some(input) = obj.get("tool_input") else {
-                return Err(reject(HookError::InputInvalid(
-                    "the PreToolUse input is invalid: `tool_input` is missing".into(),
-                )));
-            };
-            ev.tool = Some(tool_use(name, input.clone(), text("tool_use_id")));
+            let (name, input) = input::tool_fields(&obj, &ev, "tool_name", "tool_input")?;
+            ev.tool = Some(tool_use(&name, input, text("tool_use_id")));
         }
         EventKind::ToolResult { .. } => {
             let tool = text("tool_name");
@@ -234,5 +181,6 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
 
 /// Claude Code's tool, with what it does.
 fn tool_use(name: &str, input: Value, use_id: Option<String>) -> ToolUse {
-    ToolUse { name: name.to_string(), action: tools::action(name, &input), input, use_id }
+    let action = tools::action(name, &input);
+    ToolUse::new(name, input, use_id, action)
 }

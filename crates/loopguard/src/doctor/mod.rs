@@ -1,4 +1,7 @@
-//! `loopguard doctor`: is loopguard installed and working here?
+//! `loopguard doctor`: is loopguard installed and working here? Claude Code here; the other
+//! hosts in [`hosts`].
+
+pub mod hosts;
 
 use crate::install::{EVENTS, FAIL_CLOSED_EVENTS, ON_FAILURE_SINCE, loopguard_binary};
 use crate::state::Env;
@@ -41,7 +44,7 @@ impl Report {
         s
     }
 
-    fn push(&mut self, name: &'static str, result: Result<String, String>) {
+    pub(crate) fn push(&mut self, name: &'static str, result: Result<String, String>) {
         let (ok, detail) = match result {
             Ok(d) => (true, d),
             Err(d) => (false, d),
@@ -165,7 +168,7 @@ fn fail_closed_switch(env: &Env, workspace: &Path) -> Option<bool> {
 }
 
 /// The first executable `name` on `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| is_executable(p))
 }
@@ -229,12 +232,12 @@ fn check_host(bin: Option<&Path>, switch: Option<bool>) -> Result<String, String
     }
 }
 
-fn is_executable(p: &Path) -> bool {
+pub(crate) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     p.is_absolute() && std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
+pub(crate) fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
     match crate::effective::load(env, workspace) {
         Ok(p) => {
             let layers: Vec<&str> = p.sources().iter().map(|s| s.kind.as_str()).collect();
@@ -244,7 +247,7 @@ fn check_policy(env: &Env, workspace: &Path) -> Result<String, String> {
     }
 }
 
-fn check_state_home(env: &Env) -> Result<String, String> {
+pub(crate) fn check_state_home(env: &Env) -> Result<String, String> {
     let home = env.state_home()?;
     loopguard_audit::create_private_dir(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let probe = home.join(format!(".doctor-probe-{}", std::process::id()));

@@ -1,6 +1,11 @@
-//! `loopguard install claude-code`: adds loopguard's hooks to a Claude Code settings file.
-//! Idempotent (an earlier loopguard entry is replaced, never duplicated), keeps every other key
-//! and hook, refuses to touch a file it cannot parse, and writes atomically.
+//! `loopguard install <host>`: adds loopguard's hooks to a host's configuration. Idempotent (an
+//! earlier loopguard entry is replaced, never duplicated), keeps every other key and hook,
+//! refuses to touch a file it cannot parse, and writes atomically. Claude Code here; the other
+//! hosts in [`hosts`].
+
+pub mod hosts;
+
+pub use hosts::cursor_hooks_installed;
 
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -30,20 +35,35 @@ pub const ON_FAILURE_SINCE: (u64, u64, u64) = (2, 1, 295);
 /// under it, so loopguard always answers before the host gives up (and fails open).
 pub const HOST_TIMEOUT_SECS: u64 = 10;
 
-/// The command line the settings run.
-pub fn hook_command(exe: &Path) -> String {
+/// The hosts `loopguard hook` speaks to, by their command-line names.
+pub const HOST_NAMES: &[&str] = &["claude-code", "codex", "gemini", "copilot", "cursor"];
+
+/// The command line a host's configuration runs for `host` (`claude-code`, `codex`, …).
+pub fn host_hook_command(exe: &Path, host: &str) -> String {
     let p = exe.display().to_string();
     let quoted = if p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
         p
     } else {
         format!("'{}'", p.replace('\'', r"'\''"))
     };
-    format!("{quoted} hook claude-code")
+    format!("{quoted} hook {host}")
+}
+
+/// The command line Claude Code's settings run.
+pub fn hook_command(exe: &Path) -> String {
+    host_hook_command(exe, "claude-code")
+}
+
+/// The host a loopguard hook command speaks to, or `None` when the command is not loopguard's.
+pub fn hook_host(cmd: &str) -> Option<&'static str> {
+    let host = HOST_NAMES.iter().find(|h| cmd.trim_end().ends_with(&format!(" hook {h}")))?;
+    loopguard_binary(cmd).map(|_| *host)
 }
 
 /// The binary a loopguard hook command runs, or `None` when the command is not loopguard's.
 pub fn loopguard_binary(cmd: &str) -> Option<std::path::PathBuf> {
-    let prog = cmd.trim_end().strip_suffix(" hook claude-code")?.trim();
+    let cmd = cmd.trim_end();
+    let prog = HOST_NAMES.iter().find_map(|h| cmd.strip_suffix(&format!(" hook {h}")))?.trim();
     let prog = prog.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')).unwrap_or(prog).replace(r"'\''", "'");
     (prog.rsplit('/').next() == Some("loopguard")).then(|| std::path::PathBuf::from(prog))
 }
@@ -55,29 +75,42 @@ pub fn is_loopguard_command(cmd: &str) -> bool {
 
 /// Adds or refreshes loopguard's hooks in `settings`. Returns a short report.
 pub fn install_claude_code(settings: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
-    let mut root = match std::fs::read_to_string(settings) {
-        Ok(t) if t.trim().is_empty() => Value::Object(Map::new()),
-        Ok(t) => serde_json::from_str::<Value>(&t)
-            .map_err(|e| format!("{} is not valid JSON ({e}); not changing it", settings.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", settings.display())),
-    };
+    let mut root = read_json(settings)?;
     let changed = merge(&mut root, &hook_command(exe))?;
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
         return Ok(text);
     }
-    if let Some(dir) = settings.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let tmp = settings.with_extension(format!("json.loopguard-tmp{}", std::process::id()));
-    std::fs::write(&tmp, &text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, settings).map_err(|e| format!("cannot replace {}: {e}", settings.display()))?;
+    write_atomic(settings, &text)?;
     Ok(if changed {
         format!("installed loopguard hooks for {} events in {}\n", EVENTS.len(), settings.display())
     } else {
         format!("loopguard hooks already installed in {}; nothing changed\n", settings.display())
     })
+}
+
+/// A JSON configuration file as a value: an object when the file is missing or empty; an error
+/// (and the file untouched) when it does not parse.
+pub fn read_json(path: &Path) -> Result<Value, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) if t.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Ok(t) => serde_json::from_str::<Value>(&t)
+            .map_err(|e| format!("{} is not valid JSON ({e}); not changing it", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Replaces `path` with `text` atomically (a temporary file renamed over it), creating its
+/// directory.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.loopguard-tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
 }
 
 /// Puts loopguard's entry into every event's list; returns whether anything changed.
