@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command. Installs what the tests need that cargo does not (the pinned
-# Claude Code CLIs, from npm, into target/e2e-tools), checks the tools the end-to-end test uses,
+# host CLIs — Claude Code, Codex, Gemini CLI, Copilot CLI — from npm, into target/e2e-tools), checks the tools the end-to-end test uses,
 # then runs every test of the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,13 +8,32 @@ cd "$(dirname "$0")/.."
 # The pinned host CLIs (oldest supported and newest), from the one place that names them.
 # shellcheck source=../tests/e2e/host-versions.env
 . tests/e2e/host-versions.env
-for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
-  tools=target/e2e-tools/claude-code-$version
-  if ! "$tools/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$version"; then
-    echo "installing @anthropic-ai/claude-code@$version into $tools" >&2
+# Each as <dir prefix> <npm package> <binary> <version>; a version already installed is kept.
+install_cli() {
+  local tools=target/e2e-tools/$1-$4
+  if ! "$tools/node_modules/.bin/$3" --version 2>/dev/null | grep -q "$4"; then
+    echo "installing $2@$4 into $tools" >&2
     mkdir -p "$tools"
-    npm install --silent --no-audit --no-fund --prefix "$tools" "@anthropic-ai/claude-code@$version" >&2
+    npm install --silent --no-audit --no-fund --prefix "$tools" "$2@$4" >&2
   fi
+}
+for version in "$CLAUDE_CODE_OLDEST" "$CLAUDE_CODE_NEWEST"; do
+  install_cli claude-code @anthropic-ai/claude-code claude "$version"
+done
+for version in $(printf '%s\n' "$CODEX_OLDEST" "$CODEX_NEWEST" | sort -u); do
+  install_cli codex @openai/codex codex "$version"
+done
+for version in $(printf '%s\n' "$GEMINI_CLI_OLDEST" "$GEMINI_CLI_NEWEST" | sort -u); do
+  install_cli gemini-cli @google/gemini-cli gemini "$version"
+done
+for version in $(printf '%s\n' "$COPILOT_OLDEST" "$COPILOT_NEWEST" | sort -u); do
+  install_cli copilot @github/copilot copilot "$version"
+  # Copilot unpacks itself into its cache on first run; do it once here, not racing in the
+  # parallel end-to-end tests (they share this cache: crates/loopguard/tests/e2e_hosts.rs).
+  scratch=$(mktemp -d)
+  HOME=$scratch XDG_CACHE_HOME=$PWD/target/e2e-tools/xdg-cache \
+    "target/e2e-tools/copilot-$version/node_modules/.bin/copilot" --version >/dev/null
+  rm -rf "$scratch"
 done
 # Build tools the sandbox tests build with (crates/loopguard/tests/sandbox_builds.rs): pytest from
 # PyPI and Go from Debian's packages, both unpacked into target/e2e-tools (no root needed).

@@ -74,16 +74,33 @@ impl Before {
     }
 }
 
+/// Where a run's spend comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Usage<'a> {
+    /// A Claude Code transcript (when the host names one).
+    Transcript(Option<&'a Path>),
+    /// The host reports no spend to hooks: the run's spend budgets cannot be measured.
+    NotReported,
+}
+
 /// Reads usage the run has not counted yet from the transcript.
 fn read_usage(
     tx: &Tx,
     run: &mut Run,
     doc: &mut WsDoc,
     cfg: &BreakerConfig,
-    transcript: Option<&Path>,
+    usage: Usage<'_>,
     now: i64,
     newly_estimated: &mut Vec<String>,
 ) -> StoreResult<()> {
+    let transcript = match usage {
+        Usage::Transcript(t) => t,
+        Usage::NotReported => {
+            run.transcript_error = None;
+            run.spend_unreported = true;
+            return Ok(());
+        }
+    };
     let Some(path) = transcript else {
         run.transcript_error = Some("the hook input names no transcript".into());
         return Ok(());
@@ -217,13 +234,13 @@ pub fn before(
     workspace: &str,
     workspace_path: &Path,
     session: &str,
-    transcript: Option<&Path>,
+    usage: Usage<'_>,
     now: i64,
 ) -> StoreResult<Before> {
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
     let mut newly_estimated = Vec::new();
-    read_usage(tx, &mut run, &mut doc, cfg, transcript, now, &mut newly_estimated)?;
+    read_usage(tx, &mut run, &mut doc, cfg, usage, now, &mut newly_estimated)?;
     let m = metrics(tx, cfg, &run, &doc, now)?;
     let cleared = doc.breaker.recover(now, &cfg.rules, &m, cfg.hysteresis);
     let new_trips = trip_on(tx, cfg, &mut doc, &m, now, workspace_path)?;

@@ -89,7 +89,7 @@ mod tests {
     #[test]
     fn exec_arguments_read_by_hand_agree_with_clap() {
         let fields = |c: Command| match c {
-            Command::Exec(ExecArgs { profile, net, argv }) => Some((profile, net, argv)),
+            Command::Exec(ExecArgs { profile, net, argv, .. }) => Some((profile, net, argv)),
             _ => None,
         };
         let cases: &[&[&str]] = &[

@@ -40,6 +40,9 @@ pub struct Run {
     pub transcript_offset: i64,
     /// Why the transcript could not be read, if it could not.
     pub transcript_error: Option<String>,
+    /// The host reports no spend (no transcript loopguard reads): spend budgets are not
+    /// measured for this run (readings of zero with no volume), its other limits are.
+    pub spend_unreported: bool,
     /// The last message id counted (a message spans several lines).
     pub last_msg_id: Option<String>,
     /// Calls that carried secrets.
@@ -177,6 +180,9 @@ impl Metrics for RunMetrics {
         match trigger {
             Trigger::Steps => n(r.steps),
             Trigger::WallClock => n(self.now.saturating_sub(r.started_at).max(0)),
+            // The day's spend of the runs that report it still counts.
+            Trigger::DailyUsd if r.spend_unreported => self.daily_usd.map_or(Reading::of(0.0, 0), |v| Reading::of(v, 1)),
+            Trigger::RunTokens | Trigger::RunUsd | Trigger::SpendVelocity if r.spend_unreported => Reading::of(0.0, 0),
             Trigger::RunTokens | Trigger::RunUsd if r.transcript_error.is_some() => Reading::unknown(),
             Trigger::RunTokens => n(r.tokens),
             Trigger::RunUsd if r.usd_unknown => Reading::unknown(),

@@ -50,6 +50,7 @@ pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), St
             "usd": if r.usd_unknown { None } else { Some(r.usd) }, "consecutive_blocks": r.consecutive_blocks,
             "usd_estimated": crate::breaker::spend_estimate_label(r), "unpriced_models": r.estimated_models,
             "best_passed": r.best_passed, "last_passed": r.last_passed, "transcript_error": r.transcript_error,
+            "spend_unreported": r.spend_unreported,
         })),
         "daily_usd": daily,
         "budgets": budgets,

@@ -86,8 +86,12 @@ pub struct HostEvent {
     pub tool: Option<ToolUse>,
     /// The result, for tool results.
     pub result: Option<ToolResult>,
-    /// The session's transcript, for spend accounting (host-specific format).
+    /// The session's transcript, for spend accounting (Claude Code's format).
     pub transcript: Option<PathBuf>,
+    /// Whether the host reports what the session spends (a transcript loopguard reads). Where it
+    /// does not, the breaker's spend budgets cannot be measured for the run: they are not
+    /// enforced there (the run shows `spend_unreported`), while its step and time limits are.
+    pub spend_reported: bool,
     /// Why a session started (`startup`, `resume`, …) or ended.
     pub why: Option<String>,
     /// Size of a submitted prompt (the prompt itself is never logged).
@@ -106,6 +110,7 @@ impl HostEvent {
             tool: None,
             result: None,
             transcript: None,
+            spend_reported: true,
             why: None,
             prompt_bytes: None,
         }

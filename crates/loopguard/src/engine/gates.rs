@@ -187,7 +187,7 @@ pub(super) fn content_gate(decision: Decision, content: Option<&Value>, can_repl
             Verdict::Deny,
             RiskLevel::High,
             format!(
-                "the file holds {} secret(s) ({}; the first on line {}), and this host would hand the model the file unredacted",
+                "the file holds {} secret(s) ({}; the first on line {}), and this host would hand the model the file unredacted.",
                 found.len(),
                 kinds.into_iter().collect::<Vec<_>>().join(", "),
                 first.line

@@ -173,7 +173,7 @@ impl<'a> Engine<'a> {
         let (mut sandbox_notice, mut ended_yolo) = (false, None);
         let result = crate::hot::write(&p.state, &ws_key, |tx| {
             let mut b =
-                crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, ev.transcript.as_deref(), now)?;
+                crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now)?;
             // Once per run: the human learns that the kernel cannot confine commands here.
             if unconfinable && !b.run.sandbox_notice {
                 b.run.sandbox_notice = true;
@@ -322,7 +322,7 @@ impl<'a> Engine<'a> {
                 HOST_CANNOT_ASK,
                 Verdict::Deny,
                 RiskLevel::Medium,
-                "this host cannot ask its human, and this call needs a human's yes",
+                "this host cannot ask its human, and this call needs a human's yes.",
             )
             .with_remedy("ask the human to run it, or to allow it with a grant (`loopguard grant`)."),
         )
@@ -540,6 +540,15 @@ fn new_event(ev: &HostEvent, kind: loopguard_audit::EventKind) -> NewEvent {
     e.tool = ev.tool.as_ref().map(|t| t.name.clone());
     e.tool_use_id = ev.tool.as_ref().and_then(|t| t.use_id.clone());
     e
+}
+
+/// Where the breaker reads the run's spend.
+fn usage(ev: &HostEvent) -> crate::breaker::Usage<'_> {
+    if ev.spend_reported {
+        crate::breaker::Usage::Transcript(ev.transcript.as_deref())
+    } else {
+        crate::breaker::Usage::NotReported
+    }
 }
 
 /// Adds the host's name to an event's details.

@@ -112,6 +112,8 @@ fn kind_of(name: &str) -> Option<EventKind> {
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     let (mut obj, mut ev) = input::head(bytes, input::CLAUDE_KEYS, None, kind_of)?;
+    // No transcript in a format the spend accounting reads: spend budgets are not measured.
+    ev.spend_reported = false;
     // Copilot cannot put loopguard's asks to its human: the run is unattended for the gate.
     ev.mode = ExecutionMode::Unattended;
     ev.why = input::text(&obj, if ev.kind == EventKind::SessionStart { "source" } else { "reason" });

@@ -65,8 +65,19 @@ impl Host for Cursor {
             Answer::ReplaceOutput { output, redacted } if !permission => {
                 let mcp = ev.tool.as_ref().is_some_and(|t| t.action.kind() == Some(ToolKind::Mcp));
                 if mcp {
-                    let text = input::redacted_text(&input::as_text(&output), redacted);
-                    out(&json!({ "updated_mcp_tool_output": { "content": [{ "type": "text", "text": text }] } }))
+                    let s = if redacted == 1 { "" } else { "s" };
+                    let note = json!({ "type": "text", "text": format!("[loopguard redacted {redacted} secret{s} from this output]") });
+                    // The result keeps its own shape (only its strings were redacted).
+                    let replaced = match output {
+                        Value::Object(mut m) if m.get("content").is_some_and(Value::is_array) => {
+                            if let Some(Value::Array(parts)) = m.get_mut("content") {
+                                parts.push(note);
+                            }
+                            Value::Object(m)
+                        }
+                        other => json!({ "content": [{ "type": "text", "text": input::as_text(&other) }, note] }),
+                    };
+                    out(&json!({ "updated_mcp_tool_output": replaced }))
                 } else {
                     // Cursor cannot replace this result (shell output was redacted by `loopguard
                     // exec`, reads of files with secrets were refused before they ran).
@@ -163,6 +174,8 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     obj.insert("cwd".into(), Value::String(cwd.to_string_lossy().into_owned()));
     obj.insert("session_id".into(), Value::String(session));
     let (mut obj, mut ev) = input::head_of(obj, input::CLAUDE_KEYS, None, kind_of)?;
+    // No transcript in a format the spend accounting reads: spend budgets are not measured.
+    ev.spend_reported = false;
     ev.mode = ExecutionMode::Unattended;
     ev.why = input::text(&obj, "reason").or_else(|| input::text(&obj, "status"));
     ev.prompt_bytes = obj.get("prompt").and_then(Value::as_str).map(str::len);

@@ -97,6 +97,8 @@ fn kind_of(name: &str) -> Option<EventKind> {
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     let (mut obj, mut ev) = input::head(bytes, input::CLAUDE_KEYS, None, kind_of)?;
+    // No transcript in a format the spend accounting reads: spend budgets are not measured.
+    ev.spend_reported = false;
     // Gemini CLI cannot ask (an ask hangs it): the gate's asks cannot be answered.
     ev.mode = ExecutionMode::Unattended;
     ev.why = input::text(&obj, if ev.kind == EventKind::SessionStart { "source" } else { "reason" });

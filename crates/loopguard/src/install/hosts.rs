@@ -157,18 +157,24 @@ fn canonical(v: &Value) -> String {
     }
 }
 
+/// Codex's longest SessionEnd hook timeout (a longer one is clamped to it).
+const CODEX_SESSION_END_MAX_SECS: u64 = 3;
+
 /// The trust hash Codex records for one hook handler: sha256 over the canonical JSON of the
-/// event, the group's matcher and the handler (its defaults filled in).
+/// event, the group's matcher and the handler, as Codex normalises them — the effective timeout
+/// (600 s by default; SessionEnd and Interrupt 1 s, SessionEnd clamped to 3 s), `async` always
+/// present, and no matcher for the events that ignore one (UserPromptSubmit, Stop).
 pub fn codex_trust_hash(event: &str, matcher: Option<&str>, handler: &Value) -> String {
     let mut h = handler.clone();
-    if h.get("timeout").is_none() {
-        h["timeout"] = json!(600);
-    }
+    let default = if matches!(event, "SessionEnd" | "Interrupt") { 1 } else { 600 };
+    let timeout = h.get("timeout").and_then(Value::as_u64).unwrap_or(default);
+    let timeout = if event == "SessionEnd" { timeout.min(CODEX_SESSION_END_MAX_SECS) } else { timeout };
+    h["timeout"] = json!(timeout);
     if h.get("async").is_none() {
         h["async"] = json!(false);
     }
     let mut v = json!({ "event_name": snake(event), "hooks": [h] });
-    if let Some(m) = matcher {
+    if let Some(m) = matcher.filter(|_| !matches!(event, "UserPromptSubmit" | "Stop")) {
         v["matcher"] = json!(m);
     }
     format!("sha256:{}", crate::state::sha256_hex(canonical(&v).as_bytes()))
@@ -181,9 +187,13 @@ pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: 
     let command = host_hook_command(exe, "codex");
     let mut root = read_json(hooks_file)?;
     let before = root.clone();
-    let handler = json!({ "type": "command", "command": command, "timeout": HOST_TIMEOUT_SECS });
-    let at = put_groups(&mut root, CODEX_EVENTS, Place::Keep, |_, m| {
-        if m { json!({ "matcher": "*", "hooks": [handler.clone()] }) } else { json!({ "hooks": [handler.clone()] }) }
+    // SessionEnd's timeout is clamped by Codex: write the value it uses.
+    let handler = |event: &str| {
+        let t = if event == "SessionEnd" { CODEX_SESSION_END_MAX_SECS } else { HOST_TIMEOUT_SECS };
+        json!({ "type": "command", "command": command, "timeout": t })
+    };
+    let at = put_groups(&mut root, CODEX_EVENTS, Place::Keep, |e, m| {
+        if m { json!({ "matcher": "*", "hooks": [handler(e)] }) } else { json!({ "hooks": [handler(e)] }) }
     })?;
     let config_path = codex_home.join("config.toml");
     let config_text = match std::fs::read_to_string(&config_path) {
@@ -210,7 +220,7 @@ pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: 
         .ok_or_else(|| format!("`hooks.state` in {} is not a table", config_path.display()))?;
     for ((event, matcher), (_, group)) in CODEX_EVENTS.iter().zip(&at) {
         let key = format!("{hooks_key}:{}:{group}:0", snake(event));
-        let hash = codex_trust_hash(event, matcher.then_some("*"), &handler);
+        let hash = codex_trust_hash(event, matcher.then_some("*"), &handler(event));
         let mut t = toml_edit::Table::new();
         t.insert("trusted_hash", toml_edit::value(hash));
         state.insert(&key, toml_edit::Item::Table(t));

@@ -114,6 +114,13 @@ impl Sandbox {
         self.hook_with(&[], input)
     }
 
+    /// Runs `loopguard hook <host> [extra…]` with `input` on stdin.
+    pub fn run_hook(&self, host: &str, extra: &[&str], input: &[u8]) -> Output {
+        let mut args = vec!["hook", host];
+        args.extend_from_slice(extra);
+        self.feed(self.command(&args), input)
+    }
+
     pub fn hook_with(&self, extra: &[&str], input: &[u8]) -> Output {
         let mut args = vec!["hook", "claude-code"];
         args.extend_from_slice(extra);

@@ -114,6 +114,8 @@ fn kind_of(name: &str) -> Option<EventKind> {
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     let (mut obj, mut ev) = input::head(bytes, input::CLAUDE_KEYS, None, kind_of)?;
+    // No transcript in a format the spend accounting reads: spend budgets are not measured.
+    ev.spend_reported = false;
     ev.mode = mode(obj.get("permission_mode").and_then(Value::as_str));
     ev.why = input::text(&obj, if ev.kind == EventKind::SessionStart { "source" } else { "reason" });
     ev.prompt_bytes = obj.get("prompt").and_then(Value::as_str).map(str::len);
