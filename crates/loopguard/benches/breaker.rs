@@ -45,7 +45,15 @@ fn one_call(s: &Setup, decision: &loopguard_core::Decision) {
     let cfg = s.policy.breaker();
     loopguard::hot::write(&s.state, "ws-key", |tx| {
         let now = 1_800_000_000;
-        let mut b = loopguard::breaker::before(tx, cfg, "ws-key", &s.ws, "session", Some(&s.transcript), now)?;
+        let mut b = loopguard::breaker::before(
+            tx,
+            cfg,
+            "ws-key",
+            &s.ws,
+            "session",
+            loopguard::breaker::Usage::Transcript(Some(&s.transcript)),
+            now,
+        )?;
         loopguard::breaker::after(tx, cfg, &mut b, decision, now, &s.ws)?;
         Ok(())
     })

@@ -89,18 +89,10 @@ fn read_usage(
     run: &mut Run,
     doc: &mut WsDoc,
     cfg: &BreakerConfig,
-    usage: Usage<'_>,
+    transcript: Option<&Path>,
     now: i64,
     newly_estimated: &mut Vec<String>,
 ) -> StoreResult<()> {
-    let transcript = match usage {
-        Usage::Transcript(t) => t,
-        Usage::NotReported => {
-            run.transcript_error = None;
-            run.spend_unreported = true;
-            return Ok(());
-        }
-    };
     let Some(path) = transcript else {
         run.transcript_error = Some("the hook input names no transcript".into());
         return Ok(());
@@ -240,7 +232,15 @@ pub fn before(
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
     let mut newly_estimated = Vec::new();
-    read_usage(tx, &mut run, &mut doc, cfg, usage, now, &mut newly_estimated)?;
+    match usage {
+        Usage::Transcript(transcript) => {
+            read_usage(tx, &mut run, &mut doc, cfg, transcript, now, &mut newly_estimated)?;
+        }
+        Usage::NotReported => {
+            run.transcript_error = None;
+            run.spend_unreported = true;
+        }
+    }
     let m = metrics(tx, cfg, &run, &doc, now)?;
     let cleared = doc.breaker.recover(now, &cfg.rules, &m, cfg.hysteresis);
     let new_trips = trip_on(tx, cfg, &mut doc, &m, now, workspace_path)?;

@@ -181,7 +181,9 @@ impl Metrics for RunMetrics {
             Trigger::Steps => n(r.steps),
             Trigger::WallClock => n(self.now.saturating_sub(r.started_at).max(0)),
             // The day's spend of the runs that report it still counts.
-            Trigger::DailyUsd if r.spend_unreported => self.daily_usd.map_or(Reading::of(0.0, 0), |v| Reading::of(v, 1)),
+            Trigger::DailyUsd if r.spend_unreported => {
+                self.daily_usd.map_or(Reading::of(0.0, 0), |v| Reading::of(v, 1))
+            }
             Trigger::RunTokens | Trigger::RunUsd | Trigger::SpendVelocity if r.spend_unreported => Reading::of(0.0, 0),
             Trigger::RunTokens | Trigger::RunUsd if r.transcript_error.is_some() => Reading::unknown(),
             Trigger::RunTokens => n(r.tokens),

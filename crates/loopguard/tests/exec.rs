@@ -69,6 +69,30 @@ fn writes_outside_the_workspace_fail_with_eacces_and_inside_succeed() {
     assert!(!p.ws.join("ro.txt").exists());
 }
 
+/// A host may run a confined command in a directory of the model's choosing (Codex's `workdir`,
+/// Gemini's `dir_path`): the workspace the hook names still bounds the writes.
+#[test]
+fn the_named_workspace_bounds_the_sandbox_wherever_the_command_runs() {
+    let p = place();
+    let ws = p.ws.to_str().unwrap().to_string();
+    let script = "echo x > here.txt 2>/dev/null && echo wrote-cwd || echo denied-cwd";
+    let out = Command::new(env!("CARGO_BIN_EXE_loopguard"))
+        .args(["exec", "--workspace", &ws, "--", "sh", "-c", script])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &p.home)
+        .env("LOOPGUARD_HOME", p.home.join("state"))
+        // Run from outside the workspace: without --workspace this directory would be the root.
+        .current_dir(&p.outside)
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "denied-cwd\n", "{}", text(&out.stderr));
+    assert!(!p.outside.join("here.txt").exists());
+    let rel = exec(&p, &["--workspace", "ws", "--", "true"], &[]);
+    assert_ne!(rel.status.code(), Some(0));
+    assert!(text(&rel.stderr).contains("--workspace must be an absolute path"), "{}", text(&rel.stderr));
+}
+
 #[test]
 fn the_environment_is_scrubbed_as_the_child_sees_it() {
     let p = place();
@@ -156,7 +180,8 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     // offline runs without the network.
     let v = hook(&p, "echo hi > out.txt");
     let wrapped = v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap_or_default();
-    assert!(wrapped.contains(" exec --profile workspace-write -- bash -c "), "{v}");
+    assert!(wrapped.contains(" exec --profile workspace-write --workspace "), "{v}");
+    assert!(!wrapped.contains(" --net "), "{v}");
     // Only the user may switch it off; then an allowed call is answered with nothing.
     std::fs::create_dir_all(p.home.join(".config/loopguard")).unwrap();
     std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = false\n").unwrap();
@@ -174,7 +199,7 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "allow", "{v}");
     let wrapped = h["updatedInput"]["command"].as_str().unwrap();
-    assert!(wrapped.contains(" exec --profile workspace-write --net -- bash -c "), "{wrapped}");
+    assert!(wrapped.contains(" exec --profile workspace-write --net --workspace "), "{wrapped}");
     let run = Command::new("bash")
         .args(["-c", wrapped])
         .env_clear()
@@ -189,7 +214,10 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     assert_eq!(std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(), "written\n");
     // The network when the analysis saw the command reach it; observe-level commands read only.
     let v = hook(&p, "curl -sS https://example.com");
-    assert!(v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains(" --net -- "), "{v}");
+    assert!(
+        v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains(" --net --workspace "),
+        "{v}"
+    );
     let v = hook(&p, "ls -la");
     assert!(
         v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains("--profile read-only"),

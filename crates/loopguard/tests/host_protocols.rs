@@ -297,7 +297,8 @@ fn a_secret_in_a_result_never_reaches_the_model(d: &Dialect) {
     let output = format!("AWS_ACCESS_KEY_ID={key}\n");
     if d.replaces_shell_output {
         let out = hook(&sb, d, (d.shell_result)(&sb, "cat deploy.env", &output).to_string().as_bytes());
-        let got = (d.replaced)(&out).unwrap_or_else(|| panic!("{}: the result is not replaced: {}", d.host, sb.render(&out)));
+        let got =
+            (d.replaced)(&out).unwrap_or_else(|| panic!("{}: the result is not replaced: {}", d.host, sb.render(&out)));
         assert!(!got.contains(&key), "{}: the key reached the model: {got}", d.host);
         assert!(got.contains("[REDACTED"), "{got}");
     } else {

@@ -48,9 +48,10 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
         ),
         "copilot" => {
             let mut files = Vec::new();
-            for dir in [copilot_home(env.home.as_deref()).map(|h| h.join("hooks")), Some(workspace.join(".github/hooks"))]
-                .into_iter()
-                .flatten()
+            for dir in
+                [copilot_home(env.home.as_deref()).map(|h| h.join("hooks")), Some(workspace.join(".github/hooks"))]
+                    .into_iter()
+                    .flatten()
             {
                 let mut in_dir: Vec<PathBuf> = std::fs::read_dir(&dir)
                     .into_iter()
@@ -130,7 +131,9 @@ fn find(files: &[PathBuf], events: &[&str], key: &str, host: &str) -> Vec<Found>
 
 fn check_hooks(host: &str, found: &[Found], events: &[&str]) -> Result<String, String> {
     if found.is_empty() {
-        return Err(format!("no loopguard hook for {host} in any of its configuration files; run `loopguard install {host}`"));
+        return Err(format!(
+            "no loopguard hook for {host} in any of its configuration files; run `loopguard install {host}`"
+        ));
     }
     let mut problems = Vec::new();
     let missing: Vec<&str> = events.iter().copied().filter(|e| !found.iter().any(|f| f.event == *e)).collect();
@@ -202,7 +205,7 @@ fn codex_trust(env: &Env, workspace: &Path, found: &[Found]) -> Result<String, S
         if !f.file.starts_with(&home) {
             let trusted = config
                 .get("projects")
-                .and_then(|p| p.get(&workspace.display().to_string()))
+                .and_then(|p| p.get(workspace.display().to_string()))
                 .and_then(|p| p.get("trust_level"))
                 .and_then(|t| t.as_str())
                 == Some("trusted");
@@ -277,10 +280,18 @@ fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, Strin
     let common = json!({ "session_id": "loopguard-doctor", "cwd": workspace });
     let mut input = common.clone();
     let extra = match host {
-        "codex" => json!({"hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}, "tool_use_id": "doctor"}),
-        "gemini" => json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}}),
-        "copilot" => json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}),
-        _ => json!({"hook_event_name": "preToolUse", "conversation_id": "loopguard-doctor", "tool_name": "Shell", "tool_input": {"command": "rm -rf /"}}),
+        "codex" => {
+            json!({"hook_event_name": "PreToolUse", "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}, "tool_use_id": "doctor"})
+        }
+        "gemini" => {
+            json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}})
+        }
+        "copilot" => {
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
+        }
+        _ => {
+            json!({"hook_event_name": "preToolUse", "conversation_id": "loopguard-doctor", "tool_name": "Shell", "tool_input": {"command": "rm -rf /"}})
+        }
     };
     for (k, v) in extra.as_object().into_iter().flatten() {
         input[k] = v.clone();
@@ -328,7 +339,11 @@ fn check_called(env: &Env, workspace: &Path, host: &str) -> Result<String, Strin
     let state = env.state_home()?;
     let log = crate::state::audit_log(&state, workspace);
     let events = log.tail(10_000).unwrap_or_default();
-    match events.iter().rev().find(|e| e.details.as_ref().and_then(|d| d.get("host")).and_then(Value::as_str) == Some(host)) {
+    match events
+        .iter()
+        .rev()
+        .find(|e| e.details.as_ref().and_then(|d| d.get("host")).and_then(Value::as_str) == Some(host))
+    {
         Some(e) => {
             let kind = serde_json::to_value(e.kind).ok().and_then(|k| k.as_str().map(String::from)).unwrap_or_default();
             Ok(format!("{host} called loopguard here (last: {kind} at {})", e.time))

@@ -143,9 +143,10 @@ impl<'a> Engine<'a> {
         let notices = notices(&gated, &decision);
         if decision.verdict() == Verdict::Allow && confine {
             // The kernel enforces this call: if it cannot be wrapped, it does not run.
-            let command = ev.shell_command().and_then(|c| wrapped_command(&decision, c, &p.workspace)).ok_or_else(|| {
-                HookError::Internal("loopguard could not wrap this Bash call in its sandbox; denied.".into())
-            })?;
+            let command =
+                ev.shell_command().and_then(|c| wrapped_command(&decision, c, &p.workspace)).ok_or_else(|| {
+                    HookError::Internal("loopguard could not wrap this Bash call in its sandbox; denied.".into())
+                })?;
             return Ok(Answer::Confine { command, notices });
         }
         let preview = policy
@@ -172,8 +173,7 @@ impl<'a> Engine<'a> {
         let cfg = policy.breaker();
         let (mut sandbox_notice, mut ended_yolo) = (false, None);
         let result = crate::hot::write(&p.state, &ws_key, |tx| {
-            let mut b =
-                crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now)?;
+            let mut b = crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now)?;
             // Once per run: the human learns that the kernel cannot confine commands here.
             if unconfinable && !b.run.sandbox_notice {
                 b.run.sandbox_notice = true;

@@ -171,8 +171,14 @@ pub fn action(tool: &str, input: &Value) -> Action {
         "web_fetch" | "WebFetch" => Action::Fetch { url: s("url") },
         "task" | "Task" | "read_agent" | "list_agents" | "write_agent" => Action::Agent,
         // Job control of shells already started, Copilot's own notes and docs.
-        "read_bash" | "list_bash" | "stop_bash" | "sql" | "session_store_sql" | "fetch_copilot_cli_documentation"
-        | "report_intent" | "update_todo" => Action::Meta,
+        "read_bash"
+        | "list_bash"
+        | "stop_bash"
+        | "sql"
+        | "session_store_sql"
+        | "fetch_copilot_cli_documentation"
+        | "report_intent"
+        | "update_todo" => Action::Meta,
         // `write_bash` types into a running shell: text no hook sees as a command. Unknown, so
         // the policy's `unknown_tool` decides (a deny here, where nobody can be asked).
         _ => Action::Unknown,
@@ -192,9 +198,15 @@ mod tests {
         assert_eq!(action("Bash", &json!({"command": "ls"})), Action::Shell { command: "ls".into() });
         assert_eq!(
             action("Edit", &json!({"path": "/w/a", "old_str": "x", "new_str": "y"})),
-            Action::WriteFile { path: "/w/a".into(), change: Change::Edits(vec![Edit { old: "x".into(), new: "y".into(), all: false }]) }
+            Action::WriteFile {
+                path: "/w/a".into(),
+                change: Change::Edits(vec![Edit { old: "x".into(), new: "y".into(), all: false }])
+            }
         );
-        assert_eq!(action("Read", &json!({"path": "/etc/shadow"})), Action::ReadFile { path: Some("/etc/shadow".into()) });
+        assert_eq!(
+            action("Read", &json!({"path": "/etc/shadow"})),
+            Action::ReadFile { path: Some("/etc/shadow".into()) }
+        );
         assert_eq!(action("write_bash", &json!({"input": "rm -r build\n"})), Action::Unknown);
     }
 

@@ -160,9 +160,8 @@ fn directory(obj: &Map<String, Value>) -> Option<PathBuf> {
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     let obj = input::object(bytes).map_err(Rejected::bare)?;
-    let name = input::field_str(&obj, "hook_event_name")
-        .map_err(|e| Rejected::bare(HookError::InputInvalid(e)))?
-        .to_string();
+    let name =
+        input::field_str(&obj, "hook_event_name").map_err(|e| Rejected::bare(HookError::InputInvalid(e)))?.to_string();
     let session = input::text(&obj, "conversation_id").or_else(|| input::text(&obj, "session_id"));
     let (Some(session), Some(cwd)) = (session, directory(&obj)) else {
         return Err(Rejected::bare(HookError::InputInvalid(format!(
@@ -197,8 +196,9 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
             ev.tool = Some(tool_use(&tool, input, use_id));
         }
         "beforeShellExecution" => {
-            let command = input::field_str(&obj, "command")
-                .map_err(|e| input::reject(&ev, HookError::InputInvalid(format!("the {name} input is invalid: {e}"))))?;
+            let command = input::field_str(&obj, "command").map_err(|e| {
+                input::reject(&ev, HookError::InputInvalid(format!("the {name} input is invalid: {e}")))
+            })?;
             let input = json!({ "command": command });
             ev.tool = Some(ToolUse::new("Shell", input, use_id, Action::Shell { command: command.to_string() }));
         }
@@ -277,11 +277,15 @@ pub fn action(tool: &str, input: &Value) -> Action {
                 };
                 Action::WriteFile { path, change }
             }
-            None => Action::Invalid { kind: ToolKind::FileWrite, problem: "`file_path` is missing or not a string".into() },
+            None => {
+                Action::Invalid { kind: ToolKind::FileWrite, problem: "`file_path` is missing or not a string".into() }
+            }
         },
         "Delete" => match path() {
             Some(path) => Action::WriteFile { path, change: Change::Delete },
-            None => Action::Invalid { kind: ToolKind::FileWrite, problem: "`file_path` is missing or not a string".into() },
+            None => {
+                Action::Invalid { kind: ToolKind::FileWrite, problem: "`file_path` is missing or not a string".into() }
+            }
         },
         "Read" => Action::ReadFile { path: path() },
         "Grep" => Action::Search { path: path(), content_glob: s("glob") },
@@ -297,7 +301,10 @@ mod tests {
     #[test]
     fn maps_cursor_tools_and_servers() {
         assert_eq!(action("Shell", &json!({"command": "ls"})), Action::Shell { command: "ls".into() });
-        assert_eq!(action("Delete", &json!({"file_path": "/w/a"})), Action::WriteFile { path: "/w/a".into(), change: Change::Delete });
+        assert_eq!(
+            action("Delete", &json!({"file_path": "/w/a"})),
+            Action::WriteFile { path: "/w/a".into(), change: Change::Delete }
+        );
         assert_eq!(server_name("https://mcp.example.com/sse"), "mcp_example_com");
         assert_eq!(server_name("npx -y @acme/server"), "npx");
         assert_eq!(server_name("docs"), "docs");

@@ -182,8 +182,13 @@ pub fn action(tool: &str, input: &Value) -> Action {
         "web_fetch" => fetch(s("prompt").unwrap_or_default().as_str()),
         "google_web_search" => Action::WebSearch,
         "invoke_agent" => Action::Agent,
-        "read_background_output" | "list_background_processes" | "update_topic" | "enter_plan_mode"
-        | "exit_plan_mode" | "write_todos" | "save_memory" => Action::Meta,
+        "read_background_output"
+        | "list_background_processes"
+        | "update_topic"
+        | "enter_plan_mode"
+        | "exit_plan_mode"
+        | "write_todos"
+        | "save_memory" => Action::Meta,
         _ => Action::Unknown,
     }
 }

@@ -88,7 +88,11 @@ pub fn head_of(
     };
     let common = field_str(&obj, keys.session).and_then(|s| {
         let cwd = PathBuf::from(field_str(&obj, keys.cwd)?);
-        if cwd.is_absolute() { Ok((s.to_string(), cwd)) } else { Err(format!("`{}` must be an absolute path", keys.cwd)) }
+        if cwd.is_absolute() {
+            Ok((s.to_string(), cwd))
+        } else {
+            Err(format!("`{}` must be an absolute path", keys.cwd))
+        }
     });
     let (session, cwd) =
         common.map_err(|e| Rejected::bare(HookError::InputInvalid(format!("the {name} input is invalid: {e}"))))?;

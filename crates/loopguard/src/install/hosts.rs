@@ -259,7 +259,9 @@ pub fn install_gemini(settings: &Path, exe: &Path, dry_run: bool) -> Result<Stri
         "Gemini CLI runs settings hooks only in a trusted folder (`gemini` asks on first start; headless runs in an untrusted folder refuse to start)".to_string(),
     ];
     if root.pointer("/hooksConfig/enabled") == Some(&Value::Bool(false)) {
-        notes.push("`hooksConfig.enabled` is false in these settings: Gemini CLI runs no hooks at all until it is true".into());
+        notes.push(
+            "`hooksConfig.enabled` is false in these settings: Gemini CLI runs no hooks at all until it is true".into(),
+        );
     }
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
@@ -322,12 +324,16 @@ pub fn install_cursor(file: &Path, exe: &Path, dry_run: bool) -> Result<String, 
     let command = host_hook_command(exe, "cursor");
     // Cursor strips `//…` as a comment before parsing, even inside strings.
     if command.contains("//") {
-        return Err(format!("the loopguard path `{}` holds `//`, which Cursor's hooks.json reader breaks on", exe.display()));
+        return Err(format!(
+            "the loopguard path `{}` holds `//`, which Cursor's hooks.json reader breaks on",
+            exe.display()
+        ));
     }
     let mut root = read_json(file)?;
     let before = root.clone();
     let obj = root.as_object_mut().ok_or_else(|| format!("{} must hold a JSON object", file.display()))?;
-    if !obj.get("version").is_some_and(|v| v.as_u64().is_some_and(|n| n > 0)) {
+    let valid_version = obj.get("version").and_then(Value::as_u64).is_some_and(|n| n > 0);
+    if !valid_version {
         obj.insert("version".into(), json!(1));
     }
     let hooks = obj.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
@@ -389,7 +395,11 @@ mod tests {
         let home = d.path().join(".codex");
         let hooks = home.join("hooks.json");
         std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(&hooks, r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"mine"}]}]}}"#).unwrap();
+        std::fs::write(
+            &hooks,
+            r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"mine"}]}]}}"#,
+        )
+        .unwrap();
         std::fs::write(home.join("config.toml"), "model = \"m\" # keep me\n").unwrap();
         let exe = Path::new("/opt/loopguard");
         assert!(install_codex(&home, &hooks, exe, false).unwrap().starts_with("installed"));
@@ -406,7 +416,10 @@ mod tests {
         // Idempotent.
         let first = (std::fs::read_to_string(&hooks).unwrap(), config);
         assert!(install_codex(&home, &hooks, exe, false).unwrap().contains("nothing changed"));
-        assert_eq!(first, (std::fs::read_to_string(&hooks).unwrap(), std::fs::read_to_string(home.join("config.toml")).unwrap()));
+        assert_eq!(
+            first,
+            (std::fs::read_to_string(&hooks).unwrap(), std::fs::read_to_string(home.join("config.toml")).unwrap())
+        );
     }
 
     #[test]

@@ -170,8 +170,12 @@ pub fn action(tool: &str, input: &Value) -> Action {
         },
         "apply_patch" => match command.map(patch::parse) {
             Some(Ok(files)) => Action::Patch { files },
-            Some(Err(e)) => Action::Invalid { kind: ToolKind::FileWrite, problem: format!("the patch does not read: {e}") },
-            None => Action::Invalid { kind: ToolKind::FileWrite, problem: "`command` is missing or not a string".into() },
+            Some(Err(e)) => {
+                Action::Invalid { kind: ToolKind::FileWrite, problem: format!("the patch does not read: {e}") }
+            }
+            None => {
+                Action::Invalid { kind: ToolKind::FileWrite, problem: "`command` is missing or not a string".into() }
+            }
         },
         "view_image" => Action::ReadFile { path: input.get("path").and_then(Value::as_str).map(String::from) },
         "update_plan" | "get_goal" | "set_goal" => Action::Meta,
@@ -195,10 +199,7 @@ mod tests {
             Action::Patch { ref files } if files.len() == 1
         ));
         assert!(matches!(action("apply_patch", &json!({"command": "nope"})), Action::Invalid { .. }));
-        assert_eq!(
-            action("mcp__mock__echo", &json!({})),
-            Action::Mcp { server: "mock".into(), tool: "echo".into() }
-        );
+        assert_eq!(action("mcp__mock__echo", &json!({})), Action::Mcp { server: "mock".into(), tool: "echo".into() });
         assert_eq!(action("write_stdin", &json!({})), Action::Unknown);
         assert_eq!(mode(Some("default")), ExecutionMode::Unattended);
     }

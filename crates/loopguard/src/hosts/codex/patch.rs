@@ -54,39 +54,7 @@ pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
                 Some(l) => header(l, "*** Move to: ")?,
                 None => None,
             };
-            let mut edits = Vec::new();
-            let mut hunk = (String::new(), String::new());
-            let flush = |hunk: &mut (String, String), edits: &mut Vec<Edit>| {
-                if !hunk.0.is_empty() || !hunk.1.is_empty() {
-                    let (old, new) = std::mem::take(hunk);
-                    edits.push(Edit { old, new, all: false });
-                }
-            };
-            while let Some(l) = lines.next_if(|l| !l.starts_with("*** ") || l.trim() == "*** End of File") {
-                if l.starts_with("@@") || l.trim() == "*** End of File" {
-                    flush(&mut hunk, &mut edits);
-                    continue;
-                }
-                let (tag, text) = l.split_at(l.chars().next().map_or(0, char::len_utf8));
-                match tag {
-                    " " | "" => {
-                        hunk.0.push_str(text);
-                        hunk.0.push('\n');
-                        hunk.1.push_str(text);
-                        hunk.1.push('\n');
-                    }
-                    "-" => {
-                        hunk.0.push_str(text);
-                        hunk.0.push('\n');
-                    }
-                    "+" => {
-                        hunk.1.push_str(text);
-                        hunk.1.push('\n');
-                    }
-                    _ => return Err(format!("a line of the update of `{path}` starts with neither ` `, `-` nor `+`")),
-                }
-            }
-            flush(&mut hunk, &mut edits);
+            let edits = hunks(&mut lines, &path)?;
             match moved {
                 Some(to) => {
                     files.push(FileChange { path, change: Change::Delete });
@@ -108,6 +76,40 @@ pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
         return Err("the patch changes no file".into());
     }
     Ok(files)
+}
+
+/// The hunks of an `*** Update File:` section, each as the text it replaces (context and removed
+/// lines) and the text it becomes (context and added lines).
+fn hunks<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>, path: &str) -> Result<Vec<Edit>, String> {
+    let mut edits = Vec::new();
+    let mut hunk = (String::new(), String::new());
+    let flush = |hunk: &mut (String, String), edits: &mut Vec<Edit>| {
+        if !hunk.0.is_empty() || !hunk.1.is_empty() {
+            let (old, new) = std::mem::take(hunk);
+            edits.push(Edit { old, new, all: false });
+        }
+    };
+    while let Some(l) = lines.next_if(|l| !l.starts_with("*** ") || l.trim() == "*** End of File") {
+        if l.starts_with("@@") || l.trim() == "*** End of File" {
+            flush(&mut hunk, &mut edits);
+            continue;
+        }
+        let (tag, text) = l.split_at(l.chars().next().map_or(0, char::len_utf8));
+        let (old, new) = match tag {
+            " " | "" => (true, true),
+            "-" => (true, false),
+            "+" => (false, true),
+            _ => return Err(format!("a line of the update of `{path}` starts with neither ` `, `-` nor `+`")),
+        };
+        for (keep, side) in [(old, &mut hunk.0), (new, &mut hunk.1)] {
+            if keep {
+                side.push_str(text);
+                side.push('\n');
+            }
+        }
+    }
+    flush(&mut hunk, &mut edits);
+    Ok(edits)
 }
 
 /// The path after a header, or `None` when `line` is another line.
@@ -134,7 +136,11 @@ mod tests {
                 ("new.txt", &Change::Whole("created\n".into())),
                 (
                     "notes.md",
-                    &Change::Edits(vec![Edit { old: "line one\nline two\n".into(), new: "line one\nline 2\n".into(), all: false }])
+                    &Change::Edits(vec![Edit {
+                        old: "line one\nline two\n".into(),
+                        new: "line one\nline 2\n".into(),
+                        all: false
+                    }])
                 ),
                 ("old.txt", &Change::Delete),
                 ("a.rs", &Change::Delete),
