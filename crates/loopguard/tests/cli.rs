@@ -194,3 +194,91 @@ fn policy_packs_lists_what_the_effective_policy_has_on() {
     let (_, stderr) = text(&out);
     assert!(!out.status.success() && stderr.contains("policy-loosens"), "{stderr}");
 }
+
+/// For every other host: install writes the host's configuration (and Codex's trust), installing
+/// again changes nothing, and `doctor <host>` passes every check but one — the host has not
+/// called loopguard yet — which a hook call then turns to ok.
+#[test]
+fn each_host_installs_idempotently_and_doctor_proves_the_host_calls() {
+    for (host, file, call) in [
+        (
+            "codex",
+            ".codex/hooks.json",
+            r#"{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            r#"{"session_id":"s","cwd":"WS","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#,
+        ),
+        (
+            "copilot",
+            ".copilot/hooks/loopguard.json",
+            r#"{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            r#"{"conversation_id":"s","workspace_roots":["WS"],"hook_event_name":"preToolUse","tool_name":"Shell","tool_input":{"command":"ls"}}"#,
+        ),
+    ] {
+        let mut sb = Sandbox::new();
+        sb.extra_env.push(("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()));
+        let out = sb.command(&["install", host]).output().unwrap();
+        assert!(out.status.success(), "{host}: {:?}", text(&out));
+        let path = sb.home.join(file);
+        let first = std::fs::read_to_string(&path).unwrap();
+        let again = sb.command(&["install", host]).output().unwrap();
+        assert!(text(&again).0.contains("nothing changed"), "{host}: {:?}", text(&again));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), first, "{host}");
+
+        let doc = sb.command(&["doctor", host]).output().unwrap();
+        let out = text(&doc).0;
+        assert_eq!(doc.status.code(), Some(1), "{host}: {out}");
+        for check in ["hooks", "trust", "policy", "state home", "sample deny"] {
+            assert!(out.contains(&format!("ok   {check}: ")), "{host}: {check}: {out}");
+        }
+        assert!(out.contains("FAIL host calls loopguard: no call from"), "{host}: {out}");
+
+        let input = call.replace("WS", sb.ws.to_str().unwrap());
+        let o = sb.run_hook(host, &[], input.as_bytes());
+        assert_eq!(o.status.code(), Some(0), "{host}: {}", sb.render(&o));
+        let doc = sb.command(&["doctor", host]).output().unwrap();
+        let out = text(&doc).0;
+        assert_eq!(doc.status.code(), Some(0), "{host}: {out}");
+        assert!(out.contains(&format!("ok   host calls loopguard: {host} called loopguard here")), "{host}: {out}");
+    }
+}
+
+/// An edited hook is no longer trusted by Codex (which would skip it silently): doctor says so.
+#[test]
+fn doctor_catches_a_codex_hook_edited_since_it_was_trusted() {
+    let sb = Sandbox::new();
+    assert!(sb.command(&["install", "codex"]).status().unwrap().success());
+    let hooks = sb.home.join(".codex/hooks.json");
+    let text_of = std::fs::read_to_string(&hooks).unwrap();
+    std::fs::write(&hooks, text_of.replacen("\"timeout\": 10", "\"timeout\": 11", 1)).unwrap();
+    let doc = sb.command(&["doctor", "codex"]).output().unwrap();
+    let out = text(&doc).0;
+    assert!(out.contains("FAIL trust: Codex skips untrusted hooks silently"), "{out}");
+}
+
+/// `install --all` wires every host found (its CLI on PATH or its configuration in HOME) at
+/// user level, and nothing else.
+#[test]
+fn install_all_wires_the_hosts_found() {
+    let mut sb = Sandbox::new();
+    // No host CLI on PATH: only the configuration directories below say what is here.
+    let bin = sb.root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    sb.extra_env.push(("PATH".into(), bin.to_string_lossy().into_owned()));
+    std::fs::create_dir_all(sb.home.join(".gemini")).unwrap();
+    std::fs::create_dir_all(sb.home.join(".cursor")).unwrap();
+    let out = sb.command(&["install", "--all"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("gemini: installed") && stdout.contains("cursor: installed"), "{stdout}");
+    assert!(sb.home.join(".gemini/settings.json").exists() && sb.home.join(".cursor/hooks.json").exists());
+    assert!(!sb.home.join(".codex/hooks.json").exists() && !sb.home.join(".copilot").exists(), "{stdout}");
+    assert!(!stdout.contains("codex:") && !stdout.contains("copilot:"), "{stdout}");
+}
