@@ -305,15 +305,16 @@ pub fn kernel_can_confine() -> bool {
 }
 
 /// Devices any sandboxed command may write.
-const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+/// Terminals are not among them: a command writing to one (`/dev/tty`, a `/dev/pts/N` the host
+/// reads) would hand the host output that loopguard's redaction never saw.
+const HARMLESS_DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
-/// Where a command under `profile` may write: the harmless devices, terminals and POSIX shared
-/// memory — never a disk (a user who is root could otherwise write /dev/sd* from inside the
+/// Where a command under `profile` may write: the harmless devices and POSIX shared memory —
+/// never a disk, never a terminal (a user who is root could otherwise write /dev/sd* from inside the
 /// sandbox) — plus, for `workspace-write`, the roots, the command's own temp directory (its
 /// TMPDIR, not the shared /tmp) and `extra`. Only paths that exist (Landlock rules need a file).
 fn writable_for(profile: Profile, roots: &[PathBuf], tmp: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut writable: Vec<PathBuf> =
-        HARMLESS_DEVICES.iter().chain(["/dev/ptmx", "/dev/pts", "/dev/shm"].iter()).map(PathBuf::from).collect();
+    let mut writable: Vec<PathBuf> = HARMLESS_DEVICES.iter().chain(["/dev/shm"].iter()).map(PathBuf::from).collect();
     if profile == Profile::WorkspaceWrite {
         writable.extend(roots.iter().cloned());
         writable.extend(tmp.map(Path::to_path_buf));
@@ -749,7 +750,7 @@ pub fn run(
     };
     let c = cmd.command();
     c.env_clear().envs(env).envs(canaries).env("TMPDIR", tmp.path());
-    c.stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(child_stdin()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let spawned = cmd.spawn();
     let child = match (spawned, cmd) {
         (Ok(child), _) => child,
@@ -767,6 +768,12 @@ pub fn run(
         (Err(e), Launch::Inner(_)) => return Err(format!("cannot start the sandbox: {e}")),
     };
     wait_redacted(child)
+}
+
+/// The command's stdin: piped input is passed on, a terminal is not — writing to it (`cmd >&0`)
+/// would go around the redaction.
+fn child_stdin() -> Stdio {
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) { Stdio::null() } else { Stdio::inherit() }
 }
 
 /// The workspace roots for a command run in `cwd`.

@@ -262,3 +262,26 @@ fn concurrent_hook_processes_keep_one_chain() {
         String::from_utf8_lossy(&tail.stdout).lines().filter(|l| l.contains("\"kind\":\"pre-tool-use\"")).count();
     assert_eq!(decided, 80);
 }
+
+/// Cursor runs Claude Code's hooks too (its payload carries `cursor_version`): with loopguard's
+/// Cursor hooks installed this hook steps aside (nothing printed, nothing recorded); without
+/// them every event is refused with what to do.
+#[test]
+fn under_cursor_the_claude_code_hook_defers_to_the_cursor_hooks_or_refuses() {
+    let sb = Sandbox::new();
+    let input = sb.localize(&pre(r#","tool_name":"Shell","tool_input":{"command":"ls"},"cursor_version":"3.9.16""#));
+    let out = sb.hook(input.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    let (v, reason) = decision(&out).unwrap();
+    assert_eq!(v, "deny");
+    assert!(reason.contains("loopguard install cursor"), "{reason}");
+    assert!(sb.command(&["install", "cursor"]).status().unwrap().success());
+    let out = sb.hook(input.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", sb.render(&out));
+    assert!(out.stdout.is_empty(), "{}", sb.render(&out));
+    assert!(!sb.audit_kinds().contains(&"pre-tool-use".to_string()), "a deferred call is not decided here");
+    // An agent cannot make a nested Claude Code step aside: without the payload field it decides.
+    let plain = sb.localize(&pre(r#","tool_name":"Bash","tool_input":{"command":"rm -rf /"}"#));
+    let out = sb.hook(plain.as_bytes());
+    assert_eq!(decision(&out).unwrap().0, "deny");
+}

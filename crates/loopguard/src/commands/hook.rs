@@ -35,10 +35,7 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
 fn serve(host: Host, env: Env, deadline: Duration) -> HookOutcome {
     let stdin = std::io::stdin();
     let outcome = match host {
-        Host::ClaudeCode => match cursor_runs_claude_hooks(&env) {
-            Some(outcome) => Some(outcome),
-            None => hook::run(hook::claude_code::ClaudeCode, stdin, env, deadline),
-        },
+        Host::ClaudeCode => hook::run(hook::claude_code::ClaudeCode, stdin, env, deadline),
         Host::Codex => hook::run(hook::codex::Codex, stdin, env, deadline),
         Host::Gemini => hook::run(hook::gemini::Gemini, stdin, env, deadline),
         Host::Copilot => hook::run(hook::copilot::Copilot, stdin, env, deadline),
@@ -55,28 +52,6 @@ fn failure(host: Host, err: &HookError) -> HookOutcome {
         Host::Copilot => hook::copilot::Copilot.render_failure(None, err),
         Host::Cursor => hook::cursor::Cursor.render_failure(None, err),
     }
-}
-
-/// Cursor runs Claude Code's hooks too (with Cursor's tool names, and where `ask` is not
-/// enforced). When loopguard's own Cursor hooks are installed they decide, and the Claude Code
-/// hook steps aside; when they are not, every call is denied with what to do: a Claude Code
-/// answer read by Cursor is not a gate loopguard can stand behind.
-fn cursor_runs_claude_hooks(env: &Env) -> Option<HookOutcome> {
-    std::env::var_os("CURSOR_VERSION")?;
-    let project = std::env::var_os("CURSOR_PROJECT_DIR").map(std::path::PathBuf::from);
-    if loopguard::install::cursor_hooks_installed(env.home.as_deref(), project.as_deref()) {
-        return Some(HookOutcome::proceed());
-    }
-    let mut o = hook::claude_code::fail(
-        &HookError::Usage(
-            "Cursor is running loopguard's Claude Code hooks, which cannot gate Cursor's tools; run `loopguard install cursor` (the call is denied until then)."
-                .into(),
-        )
-        .decision(),
-    );
-    // Exit 0: Cursor reads the JSON deny (exit 2 would show the raw text as the reason).
-    o.exit = hook::Exit::Proceed;
-    Some(o)
 }
 
 /// `<host> [--deadline-ms N | --deadline-ms=N]` → the host and the deadline in ms.

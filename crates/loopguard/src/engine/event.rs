@@ -24,6 +24,9 @@ pub enum EventKind {
     Prompt,
     /// The agent (or a sub-agent) stopped.
     Stop,
+    /// An event another of loopguard's adapters decides in the same host (Cursor runs Claude
+    /// Code's hooks besides its own): nothing to do, nothing recorded.
+    Deferred,
 }
 
 /// The tool a [`EventKind::ToolCall`] or [`EventKind::ToolResult`] is about.

@@ -73,6 +73,7 @@ impl<'a> Engine<'a> {
             EventKind::SessionEnd => self.session_end(ev).map(|()| Answer::Proceed),
             EventKind::Prompt => self.prompt(ev).map(|()| Answer::Proceed),
             EventKind::Stop => self.stop(ev).map(|()| Answer::Proceed),
+            EventKind::Deferred => Ok(Answer::Proceed),
         }
     }
 
@@ -332,7 +333,8 @@ impl<'a> Engine<'a> {
     /// own shape exactly (only string contents change). The redaction goes out even when the
     /// log cannot be written: secrets must not reach the model either way.
     fn tool_result(&self, ev: &HostEvent, failed: bool) -> Result<Answer, HookError> {
-        let response = ev.result.as_ref().and_then(|r| r.response.as_ref()).filter(|_| !failed);
+        // A failed call's response is redacted too: an error can quote what the tool read.
+        let response = ev.result.as_ref().and_then(|r| r.response.as_ref());
         let answer = match response {
             // Computed whatever the host can do: the adapter renders it as its host allows (a
             // replaced result, or a block whose reason stands in for it), never drops it.

@@ -11,9 +11,9 @@
 //!   `permissionDecision: deny` with its reason; a confined call is allowed with the whole input
 //!   back and `command` rewritten (`updatedInput`: Copilot replaces the input wholesale).
 //! - PostToolUse: a result with secrets is replaced (`modifiedResult.textResultForLlm`).
-//! - Failures: exit 2 (blocks; Copilot does not show the reason: it is on stderr and in the
-//!   audit log). A failing PostToolUse withholds the output instead (exit 2 does not stop a
-//!   result there); a failing Stop exits 0.
+//! - Failures: the JSON deny with exit 0 (Copilot shows its reason; on exit 2 it would not). A
+//!   failing PostToolUse withholds the output (`modifiedResult`: exit 2 does not stop a result
+//!   there); a failure before the event is known answers both; a failing Stop exits 0.
 
 use super::{Exit, HookOutcome, Host, Rejected, input};
 use crate::engine::{Answer, Capabilities, EventKind, HookError, HostEvent, ToolResult, ToolUse};
@@ -72,19 +72,32 @@ impl Host for Copilot {
 
     fn render_failure(&self, ev: Option<&HostEvent>, err: &HookError) -> HookOutcome {
         let why = input::reason(&err.decision().explain());
-        match ev.map(|e| e.kind) {
+        let withheld = format!("loopguard withheld this output: it could not be checked. {why}");
+        let deny = json!({ "permissionDecision": "deny", "permissionDecisionReason": why });
+        let v = match ev.map(|e| e.kind) {
             Some(EventKind::Stop) => {
-                HookOutcome { stdout: String::new(), stderr: format!("loopguard: {why}\n"), exit: Exit::Proceed }
+                return HookOutcome {
+                    stdout: String::new(),
+                    stderr: format!("loopguard: {why}\n"),
+                    exit: Exit::Proceed,
+                };
             }
             // Exit 2 does not withhold a result: replace it with the reason.
             Some(EventKind::ToolResult { .. }) => {
-                let mut o =
-                    replaced(&format!("loopguard withheld this output: it could not be checked. {why}"), "failure");
-                o.stderr = format!("{why}\n");
-                o
+                json!({ "modifiedResult": { "textResultForLlm": withheld, "resultType": "failure" } })
             }
-            _ => HookOutcome { stdout: String::new(), stderr: format!("{why}\n"), exit: Exit::Block },
-        }
+            Some(EventKind::ToolCall) => deny,
+            // The event is not known (the input did not read, the deadline passed): an answer
+            // that blocks a call and withholds a result, whichever this was. Exit 0, so that
+            // Copilot reads it (it ignores exit 2 after a tool ran, and hides the reason of a
+            // pre-tool exit 2).
+            _ => {
+                let mut v = deny;
+                v["modifiedResult"] = json!({ "textResultForLlm": withheld, "resultType": "failure" });
+                v
+            }
+        };
+        HookOutcome { stdout: format!("{v}\n"), stderr: format!("{why}\n"), exit: Exit::Proceed }
     }
 }
 
@@ -216,5 +229,10 @@ mod tests {
         let o = Copilot.render_failure(Some(&ev), &HookError::Internal("boom".into()));
         assert_eq!(o.exit, Exit::Proceed);
         assert!(o.stdout.contains("modifiedResult") && o.stdout.contains("withheld"), "{}", o.stdout);
+        // Not knowing the event: it blocks a call and withholds a result alike.
+        let o = Copilot.render_failure(None, &HookError::Deadline(2000));
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(v["permissionDecision"], "deny");
+        assert!(v["modifiedResult"]["textResultForLlm"].as_str().unwrap().contains("withheld"));
     }
 }

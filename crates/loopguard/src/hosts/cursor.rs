@@ -100,11 +100,21 @@ impl Host for Cursor {
                 o.stderr = format!("{reason}\n");
                 o
             }
+            // A tool's result: an MCP result is withheld (no other can be replaced).
+            Some(e) if matches!(e.kind, EventKind::ToolResult { .. }) => {
+                let text = format!("loopguard withheld this output: it could not be checked. {}", input::reason(&why));
+                out(&json!({ "updated_mcp_tool_output": { "content": [{ "type": "text", "text": text }] } }))
+            }
             // Unknown or unread events included: a deny is the answer every permission event
-            // honours.
+            // honours, and an MCP result is withheld whichever this was.
             _ => {
-                let mut o = deny(&why);
-                o.stderr = format!("{}\n", input::reason(&why));
+                let reason = input::reason(&why);
+                let text = format!("loopguard withheld this output: it could not be checked. {reason}");
+                let mut o = out(&json!({
+                    "permission": "deny", "user_message": reason, "agent_message": reason,
+                    "updated_mcp_tool_output": { "content": [{ "type": "text", "text": text }] },
+                }));
+                o.stderr = format!("{reason}\n");
                 o
             }
         }
@@ -288,7 +298,11 @@ pub fn action(tool: &str, input: &Value) -> Action {
             }
         },
         "Read" => Action::ReadFile { path: path() },
-        "Grep" => Action::Search { path: path(), content_glob: s("glob") },
+        // Grep prints file content, and Cursor cannot hand the model a redacted copy of it.
+        "Grep" => Action::Invalid {
+            kind: ToolKind::Search,
+            problem: "Cursor cannot hand the model a redacted copy of what Grep prints; search with the shell's grep (its output is redacted)".into(),
+        },
         "Task" => Action::Agent,
         _ => Action::Unknown,
     }

@@ -138,6 +138,9 @@ fn kind_of(name: &str) -> Option<EventKind> {
 
 fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     let (mut obj, mut ev) = input::head(bytes, input::CLAUDE_KEYS, None, kind_of)?;
+    if obj.contains_key("cursor_version") {
+        return under_cursor(ev);
+    }
     let kind = ev.kind;
     let text = |k: &str| input::text(&obj, k);
     ev.mode = obj.get("permission_mode").and_then(Value::as_str).map_or(ExecutionMode::Normal, tools::mode);
@@ -177,6 +180,26 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
         _ => {}
     }
     Ok(ev)
+}
+
+/// Cursor runs Claude Code's hooks too — with Cursor's tool names, and where `ask` is not
+/// enforced. Its payload says so (`cursor_version`: Cursor writes the hook's input, the agent
+/// cannot). When loopguard's own Cursor hooks are installed they decide and this one steps
+/// aside; when they are not, every event is refused with what to do: a Claude Code answer read
+/// by Cursor is not a gate loopguard can stand behind.
+fn under_cursor(mut ev: HostEvent) -> Result<HostEvent, Rejected> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let project = std::env::var_os("CURSOR_PROJECT_DIR").map(PathBuf::from).unwrap_or_else(|| ev.cwd.clone());
+    if crate::install::cursor_hooks_installed(home.as_deref(), Some(&project)) {
+        ev.kind = EventKind::Deferred;
+        return Ok(ev);
+    }
+    Err(input::reject(
+        &ev,
+        HookError::Usage(
+            "Cursor is running loopguard's Claude Code hooks, which cannot gate Cursor's tools; run `loopguard install cursor` (every call is denied until then).".into(),
+        ),
+    ))
 }
 
 /// Claude Code's tool, with what it does.

@@ -123,7 +123,7 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
     match ev.kind {
         EventKind::ToolCall => {
             let (name, input) = input::tool_fields(&obj, &ev, "tool_name", "tool_input")?;
-            ev.tool = Some(tool_use(&name, input, input::text(&obj, "tool_use_id")));
+            ev.tool = Some(tool_use(&name, input, input::text(&obj, "tool_use_id"), &ev.cwd));
         }
         EventKind::ToolResult { .. } => {
             let (name, use_id) = (input::text(&obj, "tool_name"), input::text(&obj, "tool_use_id"));
@@ -135,11 +135,26 @@ fn parse(bytes: &[u8]) -> Result<HostEvent, Rejected> {
                 _ => None,
             };
             ev.result = Some(ToolResult { response, response_bytes, text, ..ToolResult::default() });
-            ev.tool = name.map(|n| tool_use(&n, input, use_id));
+            ev.tool = name.map(|n| tool_use(&n, input, use_id, &ev.cwd));
         }
         _ => {}
     }
+    pin_session_directory(&mut ev);
     Ok(ev)
+}
+
+/// Codex runs its hooks in the session's directory, while the input's `cwd` can be the directory
+/// the model chose for this one command (`workdir`). The workspace (and so the sandbox's roots)
+/// comes from the session's directory; the command is analysed where it runs.
+fn pin_session_directory(ev: &mut HostEvent) {
+    let Ok(session_dir) = std::env::current_dir() else { return };
+    if session_dir == ev.cwd || !session_dir.is_absolute() {
+        return;
+    }
+    if let Some(t) = ev.tool.as_mut() {
+        t.cwd = Some(ev.cwd.clone());
+    }
+    ev.cwd = session_dir;
 }
 
 /// Codex cannot ask its human anything (see [`Codex::capabilities`]): whatever its approval
@@ -152,10 +167,40 @@ fn mode(permission_mode: Option<&str>) -> ExecutionMode {
     }
 }
 
-fn tool_use(name: &str, input: Value, use_id: Option<String>) -> ToolUse {
-    let action = action(name, &input);
+fn tool_use(name: &str, input: Value, use_id: Option<String>, cwd: &std::path::Path) -> ToolUse {
+    let action = action_in(name, &input, cwd);
     // MCP calls already carry the host-neutral name `mcp__<server>__<tool>`.
     ToolUse::new(name, input, use_id, action)
+}
+
+/// [`action`], with the moves of a patch resolved against the files in `cwd`: a moved file's
+/// destination gets the source's content with the hunks applied (what Codex writes there). A
+/// source that cannot be read makes the patch unreadable too.
+pub fn action_in(tool: &str, input: &Value, cwd: &std::path::Path) -> Action {
+    let patch = match (tool, input.get("command").and_then(Value::as_str)) {
+        ("apply_patch", Some(text)) => patch::parse_with_moves(text),
+        _ => return action(tool, input),
+    };
+    let mut p = match patch {
+        Ok(p) => p,
+        Err(e) => {
+            return Action::Invalid { kind: ToolKind::FileWrite, problem: format!("the patch does not read: {e}") };
+        }
+    };
+    for (at, from) in std::mem::take(&mut p.moves) {
+        let source = match std::fs::read_to_string(cwd.join(&from)) {
+            Ok(t) => t,
+            Err(e) => {
+                let problem = format!("the patch moves `{from}`, which cannot be read ({e})");
+                return Action::Invalid { kind: ToolKind::FileWrite, problem };
+            }
+        };
+        if let Some(f) = p.files.get_mut(at) {
+            let moved = f.change.apply(&source).unwrap_or(source);
+            f.change = loopguard_core::Change::Whole(moved);
+        }
+    }
+    Action::Patch { files: p.files }
 }
 
 /// What a Codex tool call does, as Codex's hooks see it: the shell tool arrives as `Bash`
@@ -202,6 +247,35 @@ mod tests {
         assert_eq!(action("mcp__mock__echo", &json!({})), Action::Mcp { server: "mock".into(), tool: "echo".into() });
         assert_eq!(action("write_stdin", &json!({})), Action::Unknown);
         assert_eq!(mode(Some("default")), ExecutionMode::Unattended);
+    }
+
+    #[test]
+    fn the_workspace_comes_from_the_session_directory_not_the_commands() {
+        // Codex runs the hook in the session's directory; the input's `cwd` may be the model's
+        // `workdir` for this command.
+        let session = std::env::current_dir().unwrap();
+        let input = json!({"session_id": "s", "cwd": "/home/someone", "hook_event_name": "PreToolUse",
+            "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": "echo x >> .bashrc"}});
+        let ev = parse(input.to_string().as_bytes()).unwrap();
+        assert_eq!(ev.cwd, session);
+        assert_eq!(ev.tool.unwrap().cwd, Some(std::path::PathBuf::from("/home/someone")));
+    }
+
+    #[test]
+    fn a_moved_file_is_written_with_its_source_content() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("staged.json"), "{\"dependencies\": {\"left-pad\": \"1.0.0\"}}\n").unwrap();
+        let patch = "*** Begin Patch\n*** Update File: staged.json\n*** Move to: package.json\n@@\n-{\"dependencies\": {\"left-pad\": \"1.0.0\"}}\n+{\"dependencies\": {\"left-pad\": \"1.1.0\"}}\n*** End Patch\n";
+        let a = action_in("apply_patch", &json!({ "command": patch }), d.path());
+        let Action::Patch { files } = a else { panic!("{a:?}") };
+        assert_eq!(files[0].change, loopguard_core::Change::Delete);
+        assert_eq!(files[1].path, "package.json");
+        assert_eq!(
+            files[1].change,
+            loopguard_core::Change::Whole("{\"dependencies\": {\"left-pad\": \"1.1.0\"}}\n".into())
+        );
+        let missing = patch.replace("staged.json", "nowhere.json");
+        assert!(matches!(action_in("apply_patch", &json!({ "command": missing }), d.path()), Action::Invalid { .. }));
     }
 
     #[test]

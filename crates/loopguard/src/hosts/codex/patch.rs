@@ -19,8 +19,24 @@ use loopguard_core::{Change, Edit, FileChange};
 const MAX_FILES: usize = 1000;
 
 /// The files a patch changes, in order; a moved file appears as its old path (deleted) and its
-/// new path (written).
+/// new path, whose change is the source's content with the hunks applied — which only the file
+/// on disk can tell: see [`Patch::moves`].
 pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
+    parse_with_moves(patch).map(|p| p.files)
+}
+
+/// A patch read: its files, and for each moved file the index of its destination in `files`
+/// (whose change holds the hunks only) and its source path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// The files, in order.
+    pub files: Vec<FileChange>,
+    /// (index of the destination in `files`, source path) of every move.
+    pub moves: Vec<(usize, String)>,
+}
+
+/// [`parse`], keeping which files were moved.
+pub fn parse_with_moves(patch: &str) -> Result<Patch, String> {
     let mut lines = patch.lines().map(|l| l.strip_suffix('\r').unwrap_or(l)).peekable();
     while lines.peek().is_some_and(|l| l.trim().is_empty()) {
         lines.next();
@@ -29,6 +45,7 @@ pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
         return Err("the patch does not start with `*** Begin Patch`".into());
     }
     let mut files = Vec::new();
+    let mut moves = Vec::new();
     let mut ended = false;
     while let Some(line) = lines.next() {
         if ended {
@@ -57,7 +74,8 @@ pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
             let edits = hunks(&mut lines, &path)?;
             match moved {
                 Some(to) => {
-                    files.push(FileChange { path, change: Change::Delete });
+                    files.push(FileChange { path: path.clone(), change: Change::Delete });
+                    moves.push((files.len(), path));
                     files.push(FileChange { path: to, change: Change::Edits(edits) });
                 }
                 None => files.push(FileChange { path, change: Change::Edits(edits) }),
@@ -75,7 +93,7 @@ pub fn parse(patch: &str) -> Result<Vec<FileChange>, String> {
     if files.is_empty() {
         return Err("the patch changes no file".into());
     }
-    Ok(files)
+    Ok(Patch { files, moves })
 }
 
 /// The hunks of an `*** Update File:` section, each as the text it replaces (context and removed
