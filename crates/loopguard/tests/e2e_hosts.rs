@@ -92,6 +92,7 @@ on_every_host!(
     denied_call_does_not_run_and_allowed_call_runs,
     a_secret_in_command_output_does_not_reach_the_model,
     a_crashing_hook_is_handled_as_the_host_allows,
+    a_stuck_loopguard_answers_deny_at_its_deadline,
 );
 
 struct Run {
@@ -257,4 +258,38 @@ fn a_crashing_hook_is_handled_as_the_host_allows(cli: &Cli) {
     });
     let ran = sb.ws.join("out.txt").exists();
     assert_eq!(!ran, cli.crash_blocks, "{}: ran={ran}; {}", cli.host, run.stderr);
+}
+
+/// loopguard stuck for the whole run — its workspace state held locked by another process, so
+/// every tool call waits on the lock — is answered by loopguard's own deadline (2 s, under the
+/// host's 10 s timeout) with a deny in the host's protocol: the call does not run, in every host.
+fn a_stuck_loopguard_answers_deny_at_its_deadline(cli: &Cli) {
+    let sb = Sandbox::new();
+    // One call first, so that the workspace's state file exists.
+    let ls = json!({"session_id": "warm-up", "cwd": sb.ws, "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}});
+    let warm = sb.run_hook("codex", &[], ls.to_string().as_bytes());
+    assert_eq!(warm.status.code(), Some(0), "{}", sb.render(&warm));
+    let state = loopguard::hot::dir(&sb.state).join(format!("{}.state", loopguard::state::workspace_key(&sb.ws)));
+    assert!(state.exists(), "{}", state.display());
+    let mut holder = Command::new("flock").arg(&state).args(["sleep", "300"]).spawn().unwrap();
+    // Held once a non-blocking attempt fails.
+    let held = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        !Command::new("flock").args(["-n"]).arg(&state).arg("true").status().unwrap().success()
+    });
+    assert!(held, "the lock was never taken");
+    let run = run_host(
+        &sb,
+        cli,
+        json!([(cli.shell)("echo hi > out.txt"), {"text": "finished"}]),
+        Path::new(env!("CARGO_BIN_EXE_loopguard")),
+        || {},
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(!sb.ws.join("out.txt").exists(), "{}: a stuck loopguard let the call run; {}", cli.host, run.stderr);
+    // The model was told why, in the host's words around loopguard's reason.
+    let seen = run.seen_by_model();
+    assert!(seen.contains("[hook-deadline-exceeded]"), "{}: {seen}", cli.host);
 }

@@ -291,6 +291,20 @@ fn an_understood_call_runs(d: &Dialect) {
     }
 }
 
+/// An interactive shell or interpreter reads its code from stdin, which some hosts feed without
+/// a hook (Codex's `write_stdin`, Copilot's `write_bash`): it never runs unconfined.
+fn an_interactive_interpreter_never_runs_unconfined(d: &Dialect) {
+    for cmd in ["bash", "bash -i", "sh", "python3", "node", "bash -s"] {
+        let sb = Sandbox::new();
+        let out = hook(&sb, d, (d.shell)(&sb, cmd).to_string().as_bytes());
+        match (d.seen)(&out) {
+            Seen::Confined(c) => assert!(c.contains(" exec --profile "), "{}: {cmd}: {c}", d.host),
+            Seen::Blocked(_) | Seen::Asks(_) => {}
+            Seen::Runs => panic!("{}: `{cmd}` runs unconfined", d.host),
+        }
+    }
+}
+
 fn a_secret_in_a_result_never_reaches_the_model(d: &Dialect) {
     let sb = Sandbox::new();
     let key = format!("AKIA{}", "Q7RZ2M5K3W6X4N2P");
@@ -384,6 +398,7 @@ for_each_host!(
     every_captured_sample,
     a_destructive_call_is_denied_with_a_reason,
     an_understood_call_runs,
+    an_interactive_interpreter_never_runs_unconfined,
     a_secret_in_a_result_never_reaches_the_model,
     an_ask_becomes_a_deny_where_the_host_cannot_ask,
     bad_input_blocks,
