@@ -58,9 +58,36 @@ fn main() {
     let input_for = |i: usize| input_for_command(i, "git status");
     // A command a pack knows: the hook parses that pack's TOML on first use in its process.
     let packed_for = |i: usize| input_for_command(i, "kubectl get pods -n prod");
+    // The same call in each other host's dialect (every adapter parses and renders its own).
+    let other_host = |host: &str, i: usize| -> String {
+        let session = format!("bench-{host}-{}", i / 100);
+        let v = match host {
+            "codex" => serde_json::json!({"session_id": session, "cwd": ws, "hook_event_name": "PreToolUse",
+                "permission_mode": "bypassPermissions", "tool_name": "Bash", "tool_input": {"command": "git status"}}),
+            "gemini" => serde_json::json!({"session_id": session, "cwd": ws, "hook_event_name": "BeforeTool",
+                "tool_name": "run_shell_command", "tool_input": {"command": "git status"}}),
+            "copilot" => serde_json::json!({"session_id": session, "cwd": ws, "hook_event_name": "PreToolUse",
+                "tool_name": "Bash", "tool_input": {"command": "git status", "description": "status"}}),
+            _ => {
+                serde_json::json!({"conversation_id": session, "workspace_roots": [ws], "hook_event_name": "preToolUse",
+                "tool_name": "Shell", "tool_input": {"command": "git status"}})
+            }
+        };
+        v.to_string()
+    };
+    let hosts = ["codex", "gemini", "copilot", "cursor"];
     let input = input_for(0);
     let installed = tmp.path().join("installed-loopguard");
     std::fs::copy(exe, &installed).unwrap();
+    let hook_for = |bin: &std::path::Path, host: &str| {
+        let mut c = Command::new(bin);
+        c.args(["hook", host])
+            .env_clear()
+            .env("HOME", tmp.path())
+            .env("LOOPGUARD_HOME", tmp.path().join("state"))
+            .current_dir(&ws);
+        c
+    };
     let hook_at = |bin: &std::path::Path| {
         let mut c = Command::new(bin);
         c.args(["hook", "claude-code"])
@@ -82,21 +109,27 @@ fn main() {
         spawn_fed(&mut floor(), input.as_bytes());
     }
     let (mut built, mut copied, mut packed, mut f) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut per_host: Vec<Vec<Duration>> = vec![Vec::new(); hosts.len()];
     for i in 0..iters {
         let input = input_for(i + 1);
         built.push(spawn_fed(&mut hook_at(exe.as_ref()), input.as_bytes()));
         copied.push(spawn_fed(&mut hook_at(&installed), input.as_bytes()));
         packed.push(spawn_fed(&mut hook_at(&installed), packed_for(i + 1).as_bytes()));
+        for (h, runs) in hosts.iter().zip(per_host.iter_mut()) {
+            runs.push(spawn_fed(&mut hook_for(&installed, h), other_host(h, i + 1).as_bytes()));
+        }
         f.push(spawn_fed(&mut floor(), input.as_bytes()));
     }
     let (fm, f10, f90) = stats(f);
     println!("hook_latency: {iters} interleaved runs each, Bash PreToolUse `git status`, binary {exe}");
     println!("  floor (cat)                median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(fm), us(f10), us(f90));
-    for (what, runs) in [
-        ("hook, as built  ", built),
-        ("hook, installed ", copied),
-        ("hook, installed, `kubectl get pods -n prod` (a pack's program)", packed),
-    ] {
+    let mut rows = vec![
+        ("hook, as built  ".to_string(), built),
+        ("hook, installed ".to_string(), copied),
+        ("hook, installed, `kubectl get pods -n prod` (a pack's program)".to_string(), packed),
+    ];
+    rows.extend(hosts.iter().zip(per_host).map(|(h, runs)| (format!("hook {h}, installed"), runs)));
+    for (what, runs) in rows {
         let (hm, h10, h90) = stats(runs);
         println!("  loopguard {what} median {:8.1} µs  p10 {:8.1}  p90 {:8.1}", us(hm), us(h10), us(h90));
         println!("    ratio (median hook / median floor) = {:.2}  (goal ≤ 2.00)", hm.as_secs_f64() / fm.as_secs_f64());
