@@ -537,7 +537,7 @@ fn wrapper(words: &[Word], i: usize) -> Option<Wrap> {
         // loopguard's own sandboxes run a command: it is analysed like any other (the sandbox
         // confines writes, not reads or what the command means).
         "loopguard" => match w(i + 1) {
-            Some("exec") => Wrap::At(skip_options(words, i + 2, &["--profile"])),
+            Some("exec") => Wrap::At(skip_options(words, i + 2, &["--profile", "--workspace"])),
             Some("preview") => match (i + 2..words.len()).find(|&k| w(k) == Some("--command")) {
                 Some(k) => Wrap::Script(k + 1),
                 None => return None,
