@@ -293,18 +293,79 @@ pub fn default_files(cwd: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Checks manifests and lockfiles. Returns the report text and whether anything was found.
-pub fn check_files(
-    state_home: &Path,
-    files: &[PathBuf],
-    json_out: bool,
-    cfg: &AdvisoryConfig,
-) -> Result<(String, bool), String> {
+/// What `advisories check` found: the command prints it as JSON or renders it for a human.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckReport {
+    /// Every advisory that applies.
+    pub findings: Vec<CheckFinding>,
+    /// Dependencies checked.
+    pub dependencies: usize,
+    /// The advisory data's date.
+    pub data_date: serde_json::Value,
+    /// Stale or missing data.
+    pub warning: Option<String>,
+}
+
+/// One advisory for one dependency.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckFinding {
+    /// The manifest or lockfile.
+    pub file: String,
+    /// The OSV ecosystem.
+    pub ecosystem: &'static str,
+    /// The package.
+    pub package: String,
+    /// The requirement as written.
+    pub requirement: Option<String>,
+    /// The version checked (none: the newest).
+    pub checked: Option<String>,
+    /// The advisory id.
+    pub advisory: String,
+    /// Other ids of the advisory (CVE, GHSA).
+    pub aliases: serde_json::Value,
+    /// What it is about.
+    pub summary: serde_json::Value,
+    /// Its CVSS score.
+    pub cvss: serde_json::Value,
+    /// The first fixed version.
+    pub fixed: serde_json::Value,
+    /// What it means and what to do, for a human.
+    #[serde(skip)]
+    line: String,
+}
+
+impl CheckReport {
+    /// Whether any advisory applies.
+    pub fn found(&self) -> bool {
+        !self.findings.is_empty()
+    }
+
+    /// For a human.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Some(w) = &self.warning {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        for f in &self.findings {
+            out.push_str(&f.line);
+        }
+        out.push_str(&format!(
+            "{} advisories in {} dependencies (data of {})\n",
+            self.findings.len(),
+            self.dependencies,
+            self.data_date.as_str().filter(|d| !d.is_empty()).unwrap_or("unknown date")
+        ));
+        out
+    }
+}
+
+/// Checks manifests and lockfiles.
+pub fn check_files(state_home: &Path, files: &[PathBuf], cfg: &AdvisoryConfig) -> Result<CheckReport, String> {
     let meta = meta(state_home)?;
     if files.is_empty() {
         return Err("no manifest or lockfile here: name one (Cargo.lock, package-lock.json, requirements.txt, pyproject.toml, go.mod, …)".into());
     }
-    let mut all = Vec::new();
+    let mut findings = Vec::new();
     let mut counted = 0;
     for f in files {
         let kind = Kind::of(f).ok_or_else(|| {
@@ -315,40 +376,29 @@ pub fn check_files(
         counted += deps.len();
         let store = load(state_home, &deps)?;
         let found = lookup(&store, &deps).map_err(|e| format!("{}: {e}", f.display()))?;
-        all.extend(found.into_iter().map(|x| (f.clone(), x)));
+        findings.extend(found.into_iter().map(|x| CheckFinding {
+            file: f.display().to_string(),
+            ecosystem: x.dep.eco.osv_name(),
+            package: x.dep.name.clone(),
+            requirement: x.dep.req.clone(),
+            checked: match &x.checked {
+                Checked::Exact(v) | Checked::Floor(v) => Some(v.clone()),
+                Checked::Newest => None,
+            },
+            advisory: x.hit.id.clone(),
+            aliases: json!(x.hit.aliases),
+            summary: json!(x.hit.summary),
+            cvss: json!(x.hit.cvss),
+            fixed: json!(x.hit.fixed),
+            line: format!("{}: {}; {}\n", f.display(), x.message(), x.remedy()),
+        }));
     }
-    let stale = staleness(&meta, cfg);
-    if json_out {
-        let findings: Vec<_> = all
-            .iter()
-            .map(|(f, x)| {
-                json!({
-                    "file": f.display().to_string(), "ecosystem": x.dep.eco.osv_name(), "package": x.dep.name,
-                    "requirement": x.dep.req, "checked": match &x.checked {
-                        Checked::Exact(v) | Checked::Floor(v) => Some(v.as_str()), Checked::Newest => None },
-                    "advisory": x.hit.id, "aliases": x.hit.aliases, "summary": x.hit.summary,
-                    "cvss": x.hit.cvss, "fixed": x.hit.fixed,
-                })
-            })
-            .collect();
-        let v =
-            json!({ "findings": findings, "dependencies": counted, "data_date": meta["data_date"], "warning": stale });
-        return Ok((format!("{v:#}\n"), !all.is_empty()));
-    }
-    let mut out = String::new();
-    if let Some(w) = &stale {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    for (f, x) in &all {
-        out.push_str(&format!("{}: {}; {}\n", f.display(), x.message(), x.remedy()));
-    }
-    out.push_str(&format!(
-        "{} advisories in {} dependencies (data of {})\n",
-        all.len(),
-        counted,
-        meta["data_date"].as_str().filter(|d| !d.is_empty()).unwrap_or("unknown date")
-    ));
-    Ok((out, !all.is_empty()))
+    Ok(CheckReport {
+        findings,
+        dependencies: counted,
+        data_date: meta["data_date"].clone(),
+        warning: staleness(&meta, cfg),
+    })
 }
 
 /// The dependencies a call adds or changes: package-manager commands in shell calls, and whole

@@ -103,9 +103,46 @@ fn sign(state: &Path, mut doc: Value) -> Result<Value, String> {
     Ok(doc)
 }
 
-/// Runs the success gate and writes the certification. Returns the report and whether the run
-/// is CERTIFIED.
-pub fn certify(env: &Env, t: &Target, req: &Request, secrets: &mut Secrets) -> Result<(String, bool), String> {
+/// What a certification (or its re-check) found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Certified {
+    /// CERTIFIED, or BLOCKED with the reasons.
+    pub certified: bool,
+    /// Why not.
+    pub blocked_because: Vec<String>,
+    /// The workspace.
+    pub workspace: String,
+    /// The commit it holds for.
+    pub head: String,
+    /// The run it certifies.
+    pub run_id: Option<String>,
+    /// The certification file (when one was written).
+    pub file: Option<String>,
+}
+
+impl Certified {
+    /// For a human.
+    pub fn render(&self) -> String {
+        let verdict = if self.certified { "CERTIFIED" } else { "BLOCKED" };
+        let mut out = match &self.file {
+            Some(_) => format!("{verdict}: {} at {}\n", self.workspace, self.head),
+            None if self.certified => {
+                format!("CERTIFIED: run {} at {}\n", self.run_id.as_deref().unwrap_or("?"), self.head)
+            }
+            None => "BLOCKED:\n".to_string(),
+        };
+        for b in &self.blocked_because {
+            out.push_str(&format!("  - {b}\n"));
+        }
+        if let Some(f) = &self.file {
+            out.push_str(&format!("certification: {f}\n"));
+        }
+        out
+    }
+}
+
+/// Runs the success gate and writes the certification.
+pub fn certify(env: &Env, t: &Target, req: &Request, secrets: &mut Secrets) -> Result<Certified, String> {
     if req.verify.is_empty() {
         return Err("at least one --verify command is needed: a certification re-runs the checks itself".into());
     }
@@ -175,16 +212,18 @@ pub fn certify(env: &Env, t: &Target, req: &Request, secrets: &mut Secrets) -> R
     e.details = Some(json!({ "reviewed_head": doc["reviewed_head"], "hashes": doc["hashes"],
         "verify_log_sha256": doc["verify_log_sha256"], "blocked_because": doc["blocked_because"] }));
     t.log().append(e).map_err(|e| format!("certification written, but the audit log refused it: {e}"))?;
-    let mut out = format!("{verdict}: {} at {}\n", ws.display(), doc["head"].as_str().unwrap_or(""));
-    for b in doc["blocked_because"].as_array().into_iter().flatten() {
-        out.push_str(&format!("  - {}\n", b.as_str().unwrap_or("")));
-    }
-    out.push_str(&format!("certification: {}\n", path(t).display()));
-    Ok((out, verdict == "CERTIFIED"))
+    Ok(Certified {
+        certified: verdict == "CERTIFIED",
+        blocked_because: blocked,
+        workspace: ws.display().to_string(),
+        head,
+        run_id: doc["run_id"].as_str().map(String::from),
+        file: Some(path(t).display().to_string()),
+    })
 }
 
 /// Re-checks a certification against the workspace as it is now.
-pub fn check(env: &Env, t: &Target) -> Result<(String, bool), String> {
+pub fn check(env: &Env, t: &Target) -> Result<Certified, String> {
     let text = std::fs::read_to_string(path(t))
         .map_err(|_| "no certification for this workspace: run `loopguard certify` (operator)".to_string())?;
     let mut doc: Value = serde_json::from_str(&text).map_err(|e| format!("the certification is unreadable: {e}"))?;
@@ -222,11 +261,14 @@ pub fn check(env: &Env, t: &Target) -> Result<(String, bool), String> {
             blocked.push(format!("the {k} hash changed"));
         }
     }
-    if blocked.is_empty() {
-        Ok((format!("CERTIFIED: run {} at {}\n", doc["run_id"].as_str().unwrap_or("?"), head), true))
-    } else {
-        Ok((format!("BLOCKED:\n{}", blocked.iter().map(|b| format!("  - {b}\n")).collect::<String>()), false))
-    }
+    Ok(Certified {
+        certified: blocked.is_empty(),
+        blocked_because: blocked,
+        workspace: ws.display().to_string(),
+        head,
+        run_id: doc["run_id"].as_str().map(String::from),
+        file: None,
+    })
 }
 
 fn verify_sig(key: &loopguard_audit::VerifyingKey, bytes: &[u8], sig_hex: &str) -> bool {

@@ -285,7 +285,11 @@ pub enum GrantCommand {
         passphrase_stdin: bool,
     },
     /// The grants in force here (policy and workspace), with warnings about broad ones.
-    List,
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove a workspace grant.
     Revoke {
         /// The grant id.

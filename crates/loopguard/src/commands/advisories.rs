@@ -16,9 +16,13 @@ pub fn run(env: &Env, command: AdvisoriesCommand) -> Result<ExitCode, String> {
             let workspace = env.workspace_for(&cwd()?);
             let policy =
                 loopguard::effective::load(env, &workspace).map_err(|e| format!("the policy does not load: {e}"))?;
-            let (out, found) = loopguard::advisories::check_files(&state, &files, json, policy.advisories())?;
-            print!("{out}");
-            Ok(if found { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            let report = loopguard::advisories::check_files(&state, &files, policy.advisories())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", report.render());
+            }
+            Ok(if report.found() { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
     }
 }

@@ -35,9 +35,9 @@ pub fn run(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
                 println!("no audit logs");
             }
             for log in logs {
-                let (line, ok) = loopguard::audit_cli::verify(&state, &log)?;
-                println!("{line}");
-                all_ok &= ok;
+                let v = loopguard::audit_cli::verify(&state, &log)?;
+                println!("{}", v.render());
+                all_ok &= v.ok;
             }
             Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -51,7 +51,12 @@ pub fn run(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
         AuditCommand::Summary { which, json } => {
             let state = env.state_home()?;
             for log in logs(env, &which)? {
-                print!("{}", loopguard::audit_cli::summary(&state, &log, json)?);
+                let summary = loopguard::audit_cli::summary(&state, &log)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+                } else {
+                    print!("{}", summary.render());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -5,12 +5,16 @@ pub fn run(env: &Env, command: BreakerCommand) -> Result<ExitCode, String> {
     let t = control::Target::of(env, &cwd()?)?;
     match command {
         BreakerCommand::Status { json } => {
-            let (out, tripped) = control::status(env, &t, json)?;
-            print!("{out}");
-            Ok(if tripped { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            let status = control::status(env, &t)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", status.render());
+            }
+            Ok(if status.tripped { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }
         BreakerCommand::Check => {
-            let (_, tripped) = control::status(env, &t, true)?;
+            let tripped = control::status(env, &t)?.tripped;
             println!("{}", if tripped { "tripped" } else { "ok" });
             Ok(if tripped { ExitCode::from(1) } else { ExitCode::SUCCESS })
         }

@@ -3,7 +3,7 @@ use super::*;
 pub fn run(env: &Env, args: CertifyArgs) -> Result<ExitCode, String> {
     let CertifyArgs { reviewed_head, verify, allow_dirs, run_id, operator, passphrase_stdin, check } = args;
     let t = loopguard::control::Target::of(env, &cwd()?)?;
-    let (out, ok) = if check {
+    let report = if check {
         loopguard::certify::check(env, &t)?
     } else {
         let req = loopguard::certify::Request {
@@ -15,6 +15,6 @@ pub fn run(env: &Env, args: CertifyArgs) -> Result<ExitCode, String> {
         };
         loopguard::certify::certify(env, &t, &req, &mut secrets(passphrase_stdin))?
     };
-    print!("{out}");
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    print!("{}", report.render());
+    Ok(if report.certified { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

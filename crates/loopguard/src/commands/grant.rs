@@ -17,7 +17,10 @@ pub fn run(env: &Env, command: GrantCommand) -> Result<ExitCode, String> {
                 &mut secrets(passphrase_stdin),
             )?
         }
-        GrantCommand::List => control::grant_list(env, &t)?,
+        GrantCommand::List { json } => {
+            let list = control::grant_list(env, &t)?;
+            if json { serde_json::to_string_pretty(&list).map_err(|e| e.to_string())? + "\n" } else { list.render() }
+        }
         GrantCommand::Revoke { id, operator, passphrase_stdin } => {
             control::grant_revoke(&t, &operator, id, &mut secrets(passphrase_stdin))?
         }

@@ -21,9 +21,9 @@ pub fn run(env: &Env, args: InstallArgs) -> Result<ExitCode, String> {
         let report = install(env, h, user, target.project, target.settings.clone(), &exe, dry_run)
             .map_err(|e| format!("{}: {e}", h.name()))?;
         if all {
-            print!("{}: {report}", h.name());
+            print!("{}: {}", h.name(), report.render());
         } else {
-            print!("{report}");
+            print!("{}", report.render());
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -37,7 +37,7 @@ fn install(
     file: Option<PathBuf>,
     exe: &std::path::Path,
     dry_run: bool,
-) -> Result<String, String> {
+) -> Result<inst::Installed, String> {
     let home = || env.home.clone().ok_or_else(|| "HOME is not set".to_string());
     let at_project = |rel: &str| -> Result<PathBuf, String> { Ok(cwd()?.join(rel)) };
     match host {
@@ -74,7 +74,7 @@ fn install(
             };
             let mut report = hosts::install_copilot(&path, exe, dry_run)?;
             if project && !dry_run {
-                report.push_str("note: Copilot CLI loads repository hooks in `-p` mode only in a trusted folder (`--trust-folder`, or trust saved by an interactive run); otherwise it skips them silently\n");
+                report.notes.push("Copilot CLI loads repository hooks in `-p` mode only in a trusted folder (`--trust-folder`, or trust saved by an interactive run); otherwise it skips them silently".into());
             }
             Ok(report)
         }

@@ -34,10 +34,52 @@ fn approved_exe(_env: &Env) -> Option<PathBuf> {
     std::env::current_exe().ok()
 }
 
+/// `loopguard approve --status`, as data.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Nothing approved: the control plane of this worktree is not checked.
+    NotApproved,
+    /// Approved, and nothing changed since.
+    Unchanged {
+        /// Who approved.
+        operator: String,
+        /// When.
+        approved_at: String,
+    },
+    /// Changed since the approval: writes are denied until a human approves again.
+    Drift {
+        /// Who approved.
+        operator: String,
+        /// What changed.
+        changes: Vec<String>,
+    },
+}
+
+impl ApprovalStatus {
+    /// Whether nothing drifted (also when nothing is approved).
+    pub fn ok(&self) -> bool {
+        !matches!(self, ApprovalStatus::Drift { .. })
+    }
+
+    /// For a human.
+    pub fn render(&self) -> String {
+        match self {
+            ApprovalStatus::NotApproved => "not approved: the control plane of this worktree is not checked\n".into(),
+            ApprovalStatus::Unchanged { operator, approved_at } => {
+                format!("approved by {operator} at {approved_at}: unchanged\n")
+            }
+            ApprovalStatus::Drift { operator, changes } => {
+                format!("DRIFT since the approval by {operator}: {}\n", changes.join(", "))
+            }
+        }
+    }
+}
+
 /// `loopguard approve --status`.
-pub fn approval_status(env: &Env, t: &Target) -> Result<(String, bool), String> {
+pub fn approval_status(env: &Env, t: &Target) -> Result<ApprovalStatus, String> {
     let Some(a) = crate::approval::load(&t.state, &t.workspace)? else {
-        return Ok(("not approved: the control plane of this worktree is not checked\n".into(), true));
+        return Ok(ApprovalStatus::NotApproved);
     };
     let plane = crate::approval::Plane {
         workspace: t.workspace.clone(),
@@ -46,7 +88,7 @@ pub fn approval_status(env: &Env, t: &Target) -> Result<(String, bool), String> 
         exe: approved_exe(env),
     };
     Ok(match crate::approval::check(&t.state, &plane)? {
-        None => (format!("approved by {} at {}: unchanged\n", a.operator, time(a.approved_at)), true),
-        Some(d) => (format!("DRIFT since the approval by {}: {}\n", a.operator, d.changes.join(", ")), false),
+        None => ApprovalStatus::Unchanged { operator: a.operator, approved_at: time(a.approved_at) },
+        Some(d) => ApprovalStatus::Drift { operator: a.operator, changes: d.changes },
     })
 }

@@ -2,116 +2,245 @@
 
 use super::*;
 
-/// `breaker status`: position, trips with values and cooldowns, budget use. JSON with `json`.
-pub fn status(env: &Env, t: &Target, as_json: bool) -> Result<(String, bool), String> {
+/// `breaker status`, as data: the command prints it as JSON or [`BreakerStatus::render`]s it for
+/// a human.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BreakerStatus {
+    /// The workspace.
+    pub workspace: String,
+    /// The breaker profile.
+    pub profile: &'static str,
+    /// FULL_AUTO → PR_ONLY → READ_ONLY → STOPPED.
+    pub position: &'static str,
+    /// Each call needs a human.
+    pub require_approval: bool,
+    /// Any trip is active.
+    pub tripped: bool,
+    /// The active trips.
+    pub trips: Vec<TripView>,
+    /// When the next step of a stepped recovery is due.
+    pub next_step_at: Option<String>,
+    /// The latest run.
+    pub run: Option<RunView>,
+    /// USD spent today, all workspaces (`None`: some spend had no price).
+    pub daily_usd: Option<f64>,
+    /// Each rule's value against its threshold.
+    pub budgets: Vec<BudgetView>,
+    /// Active break-glass waivers.
+    pub break_glass: Vec<WaiverView>,
+    /// When (and by which trip) the workspace's credentials were revoked.
+    pub revoked: Option<RevokedView>,
+}
+
+/// One active trip.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TripView {
+    /// Its id.
+    pub id: i64,
+    /// What tripped it.
+    pub trigger: &'static str,
+    /// What it caps the agent to.
+    pub action: &'static str,
+    /// The reading.
+    pub value: Option<f64>,
+    /// The rule's threshold.
+    pub threshold: f64,
+    /// Why.
+    pub reason: String,
+    /// The session.
+    pub session: String,
+    /// When.
+    pub since: String,
+    /// Until when it cannot be reset.
+    pub cooldown_until: String,
+    /// How it resets.
+    pub reset: &'static str,
+}
+
+/// The latest run's counters.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunView {
+    /// The session.
+    pub session: String,
+    /// When it started.
+    pub started: String,
+    /// Tool calls decided.
+    pub steps: i64,
+    /// Tokens spent.
+    pub tokens: i64,
+    /// USD spent (none: some spend had no price).
+    pub usd: Option<f64>,
+    /// Blocked decisions in a row.
+    pub consecutive_blocks: i64,
+    /// How USD was estimated, when it was.
+    pub usd_estimated: Option<String>,
+    /// Models charged at the ceiling price.
+    pub unpriced_models: Vec<String>,
+    /// The most tests seen passing.
+    pub best_passed: Option<i64>,
+    /// Tests passing in the last run.
+    pub last_passed: Option<i64>,
+    /// Why the transcript could not be read.
+    pub transcript_error: Option<String>,
+    /// The host reports no spend: spend budgets are not measured.
+    pub spend_unreported: bool,
+}
+
+/// One rule's reading.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BudgetView {
+    #[serde(skip)]
+    kind: Trigger,
+    /// What tripped it.
+    pub trigger: &'static str,
+    /// The reading.
+    pub value: Option<f64>,
+    /// The rule's threshold.
+    pub threshold: f64,
+    /// What it caps the agent to.
+    pub action: &'static str,
+    /// How it resets.
+    pub reset: &'static str,
+    /// value / threshold.
+    pub used: Option<f64>,
+}
+
+/// One active break-glass waiver.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WaiverView {
+    /// Its id.
+    pub id: i64,
+    /// What it covers.
+    pub scope: Vec<String>,
+    /// Until when.
+    pub until: String,
+}
+
+/// A credential revocation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RevokedView {
+    /// When.
+    pub at: String,
+    /// The trip that did it.
+    pub by: String,
+}
+
+/// `breaker status`: position, trips with values and cooldowns, budget use.
+pub fn status(env: &Env, t: &Target) -> Result<BreakerStatus, String> {
     let policy = policy(env, t)?;
     let cfg = policy.breaker();
     let n = now();
     let (doc, daily) = hot::write(&t.state, &t.key, |tx| Ok((tx.doc().clone(), tx.daily_usd(&day_of(n))?)))?;
     let state = doc.ws.breaker.clone();
     let run = doc.runs.values().max_by_key(|r| r.started_at).cloned();
-    let bg: Vec<_> = doc.ws.waivers.iter().filter(|w| w.until > n).cloned().collect();
-    let revoked = doc.ws.revoked.clone();
-    let tripped = state.is_tripped();
     let metrics = run.clone().map(|run| RunMetrics { run, now: n, daily_usd: daily, velocity: Vec::new() });
-    let budgets: Vec<Value> = cfg
+    let budgets = cfg
         .rules
         .iter()
         .filter(|r| r.trigger != Trigger::SpendVelocity)
         .map(|r| {
             let v = metrics.as_ref().and_then(|m| m.reading(r.trigger, r.window).value);
-            json!({
-                "trigger": r.trigger.as_str(), "value": v, "threshold": r.threshold, "action": r.action.as_str(),
-                "reset": r.reset.as_str(), "used": v.map(|v| if r.threshold > 0.0 { v / r.threshold } else { 0.0 }),
-            })
+            BudgetView {
+                kind: r.trigger,
+                trigger: r.trigger.as_str(),
+                value: v,
+                threshold: r.threshold,
+                action: r.action.as_str(),
+                reset: r.reset.as_str(),
+                used: v.map(|v| if r.threshold > 0.0 { v / r.threshold } else { 0.0 }),
+            }
         })
         .collect();
-    let trips: Vec<Value> = state
+    let trips = state
         .trips
         .iter()
-        .map(|tr| {
-            json!({
-                "id": tr.id, "trigger": tr.trigger.as_str(), "action": tr.action.as_str(), "value": tr.value,
-                "threshold": tr.threshold, "reason": tr.reason, "session": tr.session, "since": time(tr.at),
-                "cooldown_until": time(tr.cooldown_until), "reset": tr.reset.as_str(),
-            })
+        .map(|tr| TripView {
+            id: tr.id,
+            trigger: tr.trigger.as_str(),
+            action: tr.action.as_str(),
+            value: tr.value,
+            threshold: tr.threshold,
+            reason: tr.reason.clone(),
+            session: tr.session.clone(),
+            since: time(tr.at),
+            cooldown_until: time(tr.cooldown_until),
+            reset: tr.reset.as_str(),
         })
         .collect();
-    let v = json!({
-        "workspace": t.workspace.display().to_string(),
-        "profile": cfg.profile.as_str(),
-        "position": state.position.as_str(),
-        "require_approval": state.require_approval,
-        "tripped": tripped,
-        "trips": trips,
-        "next_step_at": (state.next_step_at > 0).then(|| time(state.next_step_at)),
-        "run": run.as_ref().map(|r| json!({
-            "session": r.session, "started": time(r.started_at), "steps": r.steps, "tokens": r.tokens,
-            "usd": if r.usd_unknown { None } else { Some(r.usd) }, "consecutive_blocks": r.consecutive_blocks,
-            "usd_estimated": crate::breaker::spend_estimate_label(r), "unpriced_models": r.estimated_models,
-            "best_passed": r.best_passed, "last_passed": r.last_passed, "transcript_error": r.transcript_error,
-            "spend_unreported": r.spend_unreported,
-        })),
-        "daily_usd": daily,
-        "budgets": budgets,
-        "break_glass": bg.iter().map(|g| json!({"id": g.id, "scope": g.scope, "until": time(g.until)})).collect::<Vec<_>>(),
-        "revoked": revoked.map(|(at, trip)| json!({"at": time(at), "by": trip})),
-    });
-    if as_json {
-        return Ok((format!("{v:#}\n"), tripped));
-    }
-    Ok((render_status(t, cfg, &state, metrics.as_ref(), &bg), tripped))
+    Ok(BreakerStatus {
+        workspace: t.workspace.display().to_string(),
+        profile: cfg.profile.as_str(),
+        position: state.position.as_str(),
+        require_approval: state.require_approval,
+        tripped: state.is_tripped(),
+        trips,
+        next_step_at: (state.next_step_at > 0).then(|| time(state.next_step_at)),
+        run: run.as_ref().map(|r| RunView {
+            session: r.session.clone(),
+            started: time(r.started_at),
+            steps: r.steps,
+            tokens: r.tokens,
+            usd: if r.usd_unknown { None } else { Some(r.usd) },
+            consecutive_blocks: r.consecutive_blocks,
+            usd_estimated: crate::breaker::spend_estimate_label(r),
+            unpriced_models: r.estimated_models.clone(),
+            best_passed: r.best_passed,
+            last_passed: r.last_passed,
+            transcript_error: r.transcript_error.clone(),
+            spend_unreported: r.spend_unreported,
+        }),
+        daily_usd: daily,
+        budgets,
+        break_glass: doc
+            .ws
+            .waivers
+            .iter()
+            .filter(|w| w.until > n)
+            .map(|g| WaiverView { id: g.id, scope: g.scope.clone(), until: time(g.until) })
+            .collect(),
+        revoked: doc.ws.revoked.clone().map(|(at, by)| RevokedView { at: time(at), by }),
+    })
 }
 
-/// `breaker status` for a human.
-fn render_status(
-    t: &Target,
-    cfg: &loopguard_core::policy::BreakerConfig,
-    state: &BreakerState,
-    metrics: Option<&RunMetrics>,
-    bg: &[crate::model::ActiveWaiver],
-) -> String {
-    let mut out = format!(
-        "breaker of {} ({} profile): {}{}\n",
-        t.workspace.display(),
-        cfg.profile.as_str(),
-        state.position.as_str().to_uppercase(),
-        if state.require_approval { " + require approval" } else { "" }
-    );
-    for tr in &state.trips {
-        out.push_str(&format!(
-            "  trip #{} {} → {}: {} (since {}, cooldown until {}, reset {})\n",
-            tr.id,
-            tr.trigger.as_str(),
-            tr.action.as_str(),
-            tr.reason,
-            time(tr.at),
-            time(tr.cooldown_until),
-            tr.reset.as_str()
-        ));
-    }
-    if let Some(m) = metrics {
-        out.push_str(&format!("run {} (since {}):\n", m.run.session, time(m.run.started_at)));
-        for r in cfg.rules.iter().filter(|r| r.trigger != Trigger::SpendVelocity) {
-            let v = m.reading(r.trigger, r.window).value;
+impl BreakerStatus {
+    /// For a human.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "breaker of {} ({} profile): {}{}\n",
+            self.workspace,
+            self.profile,
+            self.position.to_uppercase(),
+            if self.require_approval { " + require approval" } else { "" }
+        );
+        for tr in &self.trips {
             out.push_str(&format!(
-                "  {:<20} {:>14} of {:<12} → {}\n",
-                r.trigger.as_str(),
-                v.map_or("unknown".into(), |v| fmt_value(r.trigger, v)),
-                fmt_value(r.trigger, r.threshold),
-                r.action.as_str()
+                "  trip #{} {} → {}: {} (since {}, cooldown until {}, reset {})\n",
+                tr.id, tr.trigger, tr.action, tr.reason, tr.since, tr.cooldown_until, tr.reset
             ));
         }
-        if let Some(label) = crate::breaker::spend_estimate_label(&m.run) {
-            out.push_str(&format!("  USD is {label}: charged at the highest price in the table\n"));
+        match &self.run {
+            Some(run) => {
+                out.push_str(&format!("run {} (since {}):\n", run.session, run.started));
+                for b in &self.budgets {
+                    out.push_str(&format!(
+                        "  {:<20} {:>14} of {:<12} → {}\n",
+                        b.trigger,
+                        b.value.map_or("unknown".into(), |v| fmt_value(b.kind, v)),
+                        fmt_value(b.kind, b.threshold),
+                        b.action
+                    ));
+                }
+                if let Some(label) = &run.usd_estimated {
+                    out.push_str(&format!("  USD is {label}: charged at the highest price in the table\n"));
+                }
+            }
+            None => out.push_str("no run recorded in this workspace yet\n"),
         }
-    } else {
-        out.push_str("no run recorded in this workspace yet\n");
+        for g in &self.break_glass {
+            out.push_str(&format!("break-glass #{} until {}: {}\n", g.id, g.until, g.scope.join(", ")));
+        }
+        out
     }
-    for g in bg {
-        out.push_str(&format!("break-glass #{} until {}: {}\n", g.id, time(g.until), g.scope.join(", ")));
-    }
-    out
 }
 
 /// `breaker reset`: a human clears trips (all, or one trigger's). Needs an operator's passphrase.

@@ -68,8 +68,37 @@ pub fn grant_add(
     ))
 }
 
-/// `grant list`: the grants in force here (policy and workspace).
-pub fn grant_list(env: &Env, t: &Target) -> Result<String, String> {
+/// `grant list`, as data: the grants in force here (policy and workspace) and the warnings about
+/// them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GrantList {
+    /// Every grant, with its state.
+    pub grants: Vec<GrantView>,
+    /// Warnings (broad grants).
+    pub warnings: Vec<String>,
+}
+
+/// One grant.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GrantView {
+    /// Its id.
+    pub id: i64,
+    /// The tool.
+    pub tool: String,
+    /// The resource (none: any).
+    pub resource: Option<String>,
+    /// What it covers.
+    pub scope: String,
+    /// The operator who made it.
+    pub created_by: String,
+    /// Why.
+    pub reason: String,
+    /// `in force`, `in force until …`, `expired` or `revoked by a breaker trip`.
+    pub state: String,
+}
+
+/// `grant list`.
+pub fn grant_list(env: &Env, t: &Target) -> Result<GrantList, String> {
     let policy = policy(env, t)?;
     let doc = hot::read(&t.state, &t.key)?;
     let n = now();
@@ -77,32 +106,52 @@ pub fn grant_list(env: &Env, t: &Target) -> Result<String, String> {
         grants: policy.grants().iter().chain(&doc.ws.grants).cloned().collect(),
         revoked_at: doc.ws.revoked.as_ref().map(|r| r.0),
     };
-    let mut out = String::new();
-    for g in &store.grants {
-        let state = if g.expires_at.is_some_and(|e| n >= e) {
-            "expired".to_string()
-        } else if g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r) {
-            "revoked by a breaker trip".to_string()
-        } else {
-            g.expires_at.map_or("in force".to_string(), |e| format!("in force until {}", time(e)))
-        };
-        out.push_str(&format!(
-            "#{} {}{} [{:?}] by {}: {} — {state}\n",
-            g.id,
-            g.tool,
-            g.resource.as_deref().map(|r| format!(" on {r}")).unwrap_or_default(),
-            g.scope,
-            g.created_by,
-            g.reason
-        ));
+    let grants = store
+        .grants
+        .iter()
+        .map(|g| GrantView {
+            id: g.id,
+            tool: g.tool.clone(),
+            resource: g.resource.clone(),
+            scope: format!("{:?}", g.scope),
+            created_by: g.created_by.clone(),
+            reason: g.reason.clone(),
+            state: if g.expires_at.is_some_and(|e| n >= e) {
+                "expired".to_string()
+            } else if g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r) {
+                "revoked by a breaker trip".to_string()
+            } else {
+                g.expires_at.map_or("in force".to_string(), |e| format!("in force until {}", time(e)))
+            },
+        })
+        .collect();
+    Ok(GrantList { grants, warnings: store.warnings() })
+}
+
+impl GrantList {
+    /// For a human.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for g in &self.grants {
+            out.push_str(&format!(
+                "#{} {}{} [{}] by {}: {} — {}\n",
+                g.id,
+                g.tool,
+                g.resource.as_deref().map(|r| format!(" on {r}")).unwrap_or_default(),
+                g.scope,
+                g.created_by,
+                g.reason,
+                g.state
+            ));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        if out.is_empty() {
+            out.push_str("no grants\n");
+        }
+        out
     }
-    for w in store.warnings() {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    if out.is_empty() {
-        out.push_str("no grants\n");
-    }
-    Ok(out)
 }
 
 /// `grant revoke ID`: removes a workspace grant (operator only).

@@ -27,7 +27,7 @@ use crate::store::{BreakGlass, Store};
 use loopguard_audit::{AuditLog, EventKind, NewEvent};
 use loopguard_core::Policy;
 use loopguard_core::breaker::{BreakerState, Metrics, ResetRule, Trigger, TripAction, fmt_value};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! cannot parse, atomic) and makes the hooks actually run where the host skips untrusted hooks
 //! silently, or says exactly what the user must do.
 
-use super::{HOST_TIMEOUT_SECS, host_hook_command, is_loopguard_command, read_json, write_atomic};
+use super::{HOST_TIMEOUT_SECS, Installed, host_hook_command, is_loopguard_command, read_json, write_atomic};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -45,19 +45,6 @@ pub const CURSOR_EVENTS: &[(&str, Option<&str>, bool)] = &[
     ("beforeSubmitPrompt", None, true),
     ("stop", None, false),
 ];
-
-/// The file a host configuration is written to, for the report.
-fn done(changed: bool, n: usize, path: &Path, notes: &[String]) -> String {
-    let mut s = if changed {
-        format!("installed loopguard hooks for {n} events in {}\n", path.display())
-    } else {
-        format!("loopguard hooks already installed in {}; nothing changed\n", path.display())
-    };
-    for n in notes {
-        s.push_str(&format!("note: {n}\n"));
-    }
-    s
-}
 
 /// Where loopguard's group goes in an event's list.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -183,7 +170,7 @@ pub fn codex_trust_hash(event: &str, matcher: Option<&str>, handler: &Value) -> 
 /// `loopguard install codex`: loopguard's hooks in `hooks_file` (`$CODEX_HOME/hooks.json`, or a
 /// project's `.codex/hooks.json`), and their trust recorded in `$CODEX_HOME/config.toml` —
 /// Codex skips untrusted hooks silently.
-pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
+pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
     let command = host_hook_command(exe, "codex");
     let mut root = read_json(hooks_file)?;
     let before = root.clone();
@@ -228,7 +215,8 @@ pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: 
     let hooks_text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     let new_config = config.to_string();
     if dry_run {
-        return Ok(format!("# {}\n{hooks_text}# {}\n{new_config}", hooks_file.display(), config_path.display()));
+        let text = format!("# {}\n{hooks_text}# {}\n{new_config}", hooks_file.display(), config_path.display());
+        return Ok(Installed::dry_run(hooks_file, text));
     }
     let changed = root != before || new_config != config_text;
     write_atomic(hooks_file, &hooks_text)?;
@@ -241,12 +229,12 @@ pub fn install_codex(codex_home: &Path, hooks_file: &Path, exe: &Path, dry_run: 
             config_path.display()
         ));
     }
-    Ok(done(changed, CODEX_EVENTS.len(), hooks_file, &notes))
+    Ok(Installed::new(changed, CODEX_EVENTS.len(), hooks_file, notes))
 }
 
 /// `loopguard install gemini`: loopguard's hooks in a Gemini CLI `settings.json` (the user's
 /// `~/.gemini/settings.json` by default). Timeouts there are in milliseconds.
-pub fn install_gemini(settings: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
+pub fn install_gemini(settings: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
     let command = host_hook_command(exe, "gemini");
     let mut root = read_json(settings)?;
     let before = root.clone();
@@ -265,10 +253,10 @@ pub fn install_gemini(settings: &Path, exe: &Path, dry_run: bool) -> Result<Stri
     }
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
-        return Ok(text);
+        return Ok(Installed::dry_run(settings, text));
     }
     write_atomic(settings, &text)?;
-    Ok(done(root != before, GEMINI_EVENTS.len(), settings, &notes))
+    Ok(Installed::new(root != before, GEMINI_EVENTS.len(), settings, notes))
 }
 
 /// `$CODEX_HOME`, else `~/.codex`.
@@ -295,7 +283,7 @@ pub fn copilot_hooks_file(copilot_home: &Path) -> PathBuf {
 
 /// `loopguard install copilot`: loopguard's own hooks file (`$COPILOT_HOME/hooks/loopguard.json`
 /// by default).
-pub fn install_copilot(file: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
+pub fn install_copilot(file: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
     let command = host_hook_command(exe, "copilot");
     let mut root = read_json(file)?;
     let before = root.clone();
@@ -311,16 +299,16 @@ pub fn install_copilot(file: &Path, exe: &Path, dry_run: bool) -> Result<String,
     }
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
-        return Ok(text);
+        return Ok(Installed::dry_run(file, text));
     }
     write_atomic(file, &text)?;
-    Ok(done(root != before, COPILOT_EVENTS.len(), file, &[]))
+    Ok(Installed::new(root != before, COPILOT_EVENTS.len(), file, Vec::new()))
 }
 
 /// `loopguard install cursor`: loopguard's hooks in a Cursor `hooks.json` (the user's
 /// `~/.cursor/hooks.json` by default; a project's `.cursor/hooks.json` runs only in a trusted
 /// workspace), each permission hook with `failClosed`.
-pub fn install_cursor(file: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
+pub fn install_cursor(file: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
     let command = host_hook_command(exe, "cursor");
     // Cursor strips `//…` as a comment before parsing, even inside strings.
     if command.contains("//") {
@@ -353,10 +341,10 @@ pub fn install_cursor(file: &Path, exe: &Path, dry_run: bool) -> Result<String, 
     }
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
-        return Ok(text);
+        return Ok(Installed::dry_run(file, text));
     }
     write_atomic(file, &text)?;
-    Ok(done(root != before, CURSOR_EVENTS.len(), file, &[]))
+    Ok(Installed::new(root != before, CURSOR_EVENTS.len(), file, Vec::new()))
 }
 
 /// Whether loopguard's Cursor hooks are in the user's or the project's `hooks.json`.
@@ -402,7 +390,7 @@ mod tests {
         .unwrap();
         std::fs::write(home.join("config.toml"), "model = \"m\" # keep me\n").unwrap();
         let exe = Path::new("/opt/loopguard");
-        assert!(install_codex(&home, &hooks, exe, false).unwrap().starts_with("installed"));
+        assert!(install_codex(&home, &hooks, exe, false).unwrap().render().starts_with("installed"));
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&hooks).unwrap()).unwrap();
         assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "mine", "the user's hook keeps its place");
         assert_eq!(v["hooks"]["PreToolUse"][1]["hooks"][0]["command"], "/opt/loopguard hook codex");
@@ -415,7 +403,7 @@ mod tests {
         assert_eq!(state.len(), CODEX_EVENTS.len());
         // Idempotent.
         let first = (std::fs::read_to_string(&hooks).unwrap(), config);
-        assert!(install_codex(&home, &hooks, exe, false).unwrap().contains("nothing changed"));
+        assert!(install_codex(&home, &hooks, exe, false).unwrap().render().contains("nothing changed"));
         assert_eq!(
             first,
             (std::fs::read_to_string(&hooks).unwrap(), std::fs::read_to_string(home.join("config.toml")).unwrap())
@@ -449,7 +437,7 @@ mod tests {
         assert!(!cursor_hooks_installed(Some(d.path()), None));
         install_cursor(&f, exe, false).unwrap();
         let first = std::fs::read_to_string(&f).unwrap();
-        assert!(install_cursor(&f, exe, false).unwrap().contains("nothing changed"));
+        assert!(install_cursor(&f, exe, false).unwrap().render().contains("nothing changed"));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), first);
         let v: Value = serde_json::from_str(&first).unwrap();
         assert_eq!(v["hooks"]["stop"].as_array().unwrap().len(), 2);

@@ -74,19 +74,64 @@ pub fn is_loopguard_command(cmd: &str) -> bool {
 }
 
 /// Adds or refreshes loopguard's hooks in `settings`. Returns a short report.
-pub fn install_claude_code(settings: &Path, exe: &Path, dry_run: bool) -> Result<String, String> {
+pub fn install_claude_code(settings: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
     let mut root = read_json(settings)?;
     let changed = merge(&mut root, &hook_command(exe))?;
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
     if dry_run {
-        return Ok(text);
+        return Ok(Installed::dry_run(settings, text));
     }
     write_atomic(settings, &text)?;
-    Ok(if changed {
-        format!("installed loopguard hooks for {} events in {}\n", EVENTS.len(), settings.display())
-    } else {
-        format!("loopguard hooks already installed in {}; nothing changed\n", settings.display())
-    })
+    Ok(Installed::new(changed, EVENTS.len(), settings, Vec::new()))
+}
+
+/// What an install did (or, for a dry run, would write).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Installed {
+    /// The file written.
+    pub file: String,
+    /// How many events are hooked.
+    pub events: usize,
+    /// Whether anything changed (installing again changes nothing).
+    pub changed: bool,
+    /// What the user should know (trust, where the host loads hooks from).
+    pub notes: Vec<String>,
+    /// A dry run: the text that would be written, nothing written.
+    pub dry_run: Option<String>,
+}
+
+impl Installed {
+    /// An install that wrote `file`.
+    pub fn new(changed: bool, events: usize, file: &Path, notes: Vec<String>) -> Self {
+        Installed { file: file.display().to_string(), events, changed, notes, dry_run: None }
+    }
+
+    /// A dry run.
+    pub fn dry_run(file: &Path, text: String) -> Self {
+        Installed {
+            file: file.display().to_string(),
+            events: 0,
+            changed: false,
+            notes: Vec::new(),
+            dry_run: Some(text),
+        }
+    }
+
+    /// For a human (a dry run prints what would be written).
+    pub fn render(&self) -> String {
+        if let Some(text) = &self.dry_run {
+            return text.clone();
+        }
+        let mut s = if self.changed {
+            format!("installed loopguard hooks for {} events in {}\n", self.events, self.file)
+        } else {
+            format!("loopguard hooks already installed in {}; nothing changed\n", self.file)
+        };
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        s
+    }
 }
 
 /// A JSON configuration file as a value: an object when the file is missing or empty; an error
@@ -149,9 +194,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let s = d.path().join(".claude/settings.json");
         let exe = Path::new("/opt/bin/loopguard");
-        assert!(install_claude_code(&s, exe, false).unwrap().starts_with("installed"));
+        assert!(install_claude_code(&s, exe, false).unwrap().render().starts_with("installed"));
         let first = std::fs::read_to_string(&s).unwrap();
-        assert!(install_claude_code(&s, exe, false).unwrap().contains("nothing changed"));
+        assert!(install_claude_code(&s, exe, false).unwrap().render().contains("nothing changed"));
         assert_eq!(std::fs::read_to_string(&s).unwrap(), first);
         let v: Value = serde_json::from_str(&first).unwrap();
         for (event, matcher) in EVENTS {
@@ -196,11 +241,13 @@ mod tests {
             r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/x/loopguard hook claude-code","timeout":10}]}]}}"#,
         )
         .unwrap();
-        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().starts_with("installed"));
+        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().render().starts_with("installed"));
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
         assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"], "block");
         assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
-        assert!(install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().contains("nothing changed"));
+        assert!(
+            install_claude_code(&s, Path::new("/x/loopguard"), false).unwrap().render().contains("nothing changed")
+        );
     }
 
     #[test]
