@@ -9,18 +9,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
-use common::{Sandbox, repo_root};
+use common::{Sandbox, pinned, repo_root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A version pinned in tests/e2e/host-versions.env.
-fn pinned(key: &str) -> String {
-    let text = include_str!("../../../tests/e2e/host-versions.env");
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('=').map(|v| v.trim().to_string()))
-        .unwrap_or_else(|| panic!("{key} is not in tests/e2e/host-versions.env"))
-}
 
 /// One pinned Claude Code CLI.
 struct Claude {

@@ -9,9 +9,7 @@ use crate::install::hosts::{
 use crate::install::{hook_host, loopguard_binary};
 use crate::state::Env;
 use serde_json::{Value, json};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// One loopguard handler found in a host's configuration.
 #[derive(Debug, Clone)]
@@ -296,18 +294,7 @@ fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, Strin
     for (k, v) in extra.as_object().into_iter().flatten() {
         input[k] = v.clone();
     }
-    let mut child = Command::new(exe)
-        .args(["hook", host])
-        .env("LOOPGUARD_HOME", tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.to_string().as_bytes());
-    }
-    let out = child.wait_with_output().map_err(|e| format!("{} did not finish: {e}", exe.display()))?;
+    let out = super::feed_hook(exe, host, tmp.path(), None, &input)?;
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let (denied, reason) = match host {
         "codex" => (

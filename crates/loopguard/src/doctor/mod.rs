@@ -256,6 +256,32 @@ pub(crate) fn check_state_home(env: &Env) -> Result<String, String> {
     Ok(format!("{} is writable", home.display()))
 }
 
+/// Runs `exe hook <host>` with `input` on stdin and `state` as its state home (and, when given,
+/// `project` as Claude Code's project directory).
+pub(crate) fn feed_hook(
+    exe: &Path,
+    host: &str,
+    state: &Path,
+    project: Option<&Path>,
+    input: &Value,
+) -> Result<std::process::Output, String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["hook", host]).env("LOOPGUARD_HOME", state);
+    if let Some(p) = project {
+        cmd.env("CLAUDE_PROJECT_DIR", p);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.to_string().as_bytes());
+    }
+    child.wait_with_output().map_err(|e| format!("{} did not finish: {e}", exe.display()))
+}
+
 /// Feeds `rm -rf /` to the hook binary (with a throwaway state home) and expects a deny.
 fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
     let tmp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
@@ -269,19 +295,7 @@ fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
         "tool_input": { "command": "rm -rf /", "description": "doctor check" },
         "tool_use_id": "doctor"
     });
-    let mut child = Command::new(exe)
-        .args(["hook", "claude-code"])
-        .env("LOOPGUARD_HOME", tmp.path())
-        .env("CLAUDE_PROJECT_DIR", workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.to_string().as_bytes());
-    }
-    let out = child.wait_with_output().map_err(|e| format!("{} did not finish: {e}", exe.display()))?;
+    let out = feed_hook(exe, "claude-code", tmp.path(), Some(workspace), &input)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: Value = serde_json::from_str(stdout.trim()).map_err(|_| format!("unexpected hook output: {stdout:?}"))?;
     let decision = v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap_or("");

@@ -188,6 +188,14 @@ impl Sandbox {
     }
 }
 
+/// A version pinned in tests/e2e/host-versions.env (the one place that names them).
+pub fn pinned(key: &str) -> String {
+    let text = include_str!("../../../../tests/e2e/host-versions.env");
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('=').map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| panic!("{key} is not in tests/e2e/host-versions.env"))
+}
+
 /// The repository's root directory.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
