@@ -84,6 +84,9 @@ pub struct Context {
     /// What the analysis may ask about the repository around a call; `None`: nothing can be
     /// asked, and what needs it is asked of a human.
     pub worktree: WorktreeRef,
+    /// TCP ports where loopguard's own human controls listen (a running dashboard): no tool call
+    /// may reach them, whatever the host name.
+    pub guarded_ports: Vec<u16>,
 }
 
 /// How the gate resolves the host name of a URL a fetch tool is asked to read, so a public-looking
@@ -134,7 +137,14 @@ impl Context {
             confinement: false,
             dns: Dns::Off,
             worktree: WorktreeRef(None),
+            guarded_ports: Vec::new(),
         }
+    }
+
+    /// Sets the ports of loopguard's own human controls (a running dashboard).
+    pub fn with_guarded_ports(mut self, ports: Vec<u16>) -> Self {
+        self.guarded_ports = ports;
+        self
     }
 
     /// Lets the analysis ask git about the working tree.

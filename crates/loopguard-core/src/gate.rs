@@ -123,7 +123,12 @@ impl Gate<'_> {
                     findings.extend(found);
                 }
             }
-            Action::Fetch { url: Some(url) } => findings.extend(fetch_url(&call.tool, url, &ctx.dns)),
+            Action::Fetch { url: Some(url) } => {
+                findings.extend(fetch_url(&call.tool, url, &ctx.dns));
+                if let Some(port) = crate::checks::ssrf::guarded_port_in(url, &ctx.guarded_ports) {
+                    findings.push(crate::checks::ssrf::guarded_port_finding(&format!("`{}`", call.tool), port));
+                }
+            }
             Action::WriteFile { .. } | Action::Patch { .. } => {
                 for (path, _) in call.action.file_changes() {
                     let p = expand_home(path, ctx.home.as_deref());

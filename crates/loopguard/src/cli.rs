@@ -79,6 +79,22 @@ pub enum Command {
     MergeCheck(MergeCheckArgs),
     /// Replay a recorded agent session through the gate (needs no setup).
     Demo,
+    /// Serve the local dashboard: the live feed of the audit logs, breakers, grants, yolo,
+    /// escalations and the loop canvas, with the human actions (each needs an operator's
+    /// passphrase). Prints a one-time link; listens on 127.0.0.1 unless the user policy allows
+    /// more.
+    Dashboard(DashboardArgs),
+}
+
+#[derive(Args)]
+pub struct DashboardArgs {
+    /// Where to listen (default 127.0.0.1 on a random free port).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub bind: Option<std::net::SocketAddr>,
+    /// A workspace to show (repeatable); every workspace with an audit log in the state home
+    /// is shown anyway, this tells the dashboard its root when no session start recorded it.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

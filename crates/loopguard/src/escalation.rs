@@ -98,6 +98,38 @@ pub fn insert_entry(existing: &str, entry: &str) -> String {
     out
 }
 
+/// One entry of the blockers section of a STATE.md, as a human reads it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Blocker {
+    /// The entry's heading (`time — title`).
+    pub title: String,
+    /// Its facts, as written.
+    pub facts: Vec<String>,
+    /// What a human must do.
+    pub todo: Option<String>,
+}
+
+/// The entries of the blockers section of a STATE.md text (entries are `### ` headings; a
+/// bounded number of them, the newest last).
+pub fn blockers(text: &str) -> Vec<Blocker> {
+    let Some(start) = text.find(HEADING) else { return Vec::new() };
+    let rest = &text[start + HEADING.len()..];
+    let section = rest.find("\n## ").map_or(rest, |i| &rest[..i]);
+    let mut out: Vec<Blocker> = Vec::new();
+    for line in section.lines() {
+        if let Some(h) = line.strip_prefix("### ") {
+            out.push(Blocker { title: h.trim().to_string(), facts: Vec::new(), todo: None });
+        } else if let (Some(b), Some(fact)) = (out.last_mut(), line.strip_prefix("- ")) {
+            match fact.strip_prefix("what a human must do: ") {
+                Some(todo) => b.todo = Some(todo.to_string()),
+                None => b.facts.push(fact.to_string()),
+            }
+        }
+    }
+    let skip = out.len().saturating_sub(200);
+    out.split_off(skip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +178,21 @@ mod tests {
         let log = std::fs::read_to_string(ws.join("loop-run-log.md")).unwrap();
         assert_eq!(log.lines().count(), 8);
         assert!(log.lines().all(|l| l.contains("FAILURE breaker stopped")), "{log}");
+    }
+
+    #[test]
+    fn blockers_are_read_back_with_what_a_human_must_do() {
+        let doc = insert_entry(
+            "# STATE\n\n## Next\nkeep\n",
+            "\n### t1 — stop\n- trigger: `x`\n- what a human must do: reset it\n",
+        );
+        let doc = insert_entry(&doc, "\n### t2 — review\n- what a human must do: look\n");
+        let b = blockers(&doc);
+        assert_eq!(b.len(), 2, "{doc}");
+        assert_eq!(b[0].title, "t1 — stop");
+        assert_eq!(b[0].facts, vec!["trigger: `x`".to_string()]);
+        assert_eq!(b[0].todo.as_deref(), Some("reset it"));
+        assert_eq!(b[1].todo.as_deref(), Some("look"));
+        assert!(blockers("# nothing here").is_empty());
     }
 }

@@ -357,3 +357,40 @@ pub fn finding(what: &str, target: &str, i: &Internal) -> crate::Finding {
 
 #[cfg(test)]
 mod tests;
+
+/// The first of `ports` that `text` names as a number of its own (not part of a longer number):
+/// `localhost:8123`, `/dev/tcp/127.0.0.1/8123`, `nc 127.0.0.1 8123`, `[::1]:8123`.
+pub fn guarded_port_in(text: &str, ports: &[u16]) -> Option<u16> {
+    if ports.is_empty() {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        // Leading zeros name the same port to most clients (`:08123`).
+        let digits = text[start..i].trim_start_matches('0');
+        if let Some(p) = digits.parse::<u16>().ok().filter(|p| ports.contains(p)) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The finding for a call that reaches loopguard's own human controls.
+pub fn guarded_port_finding(what: &str, port: u16) -> crate::Finding {
+    crate::Finding::new(
+        crate::reasons::SELF_PROTECTION,
+        crate::Verdict::Deny,
+        crate::RiskLevel::Critical,
+        format!("{what} reaches port {port}, where loopguard's dashboard (the human's controls) listens."),
+    )
+    .with_remedy("the dashboard is for the human; agents get nothing from it and may not drive it.")
+}

@@ -80,6 +80,8 @@ pub struct Policy {
     exec_unenforced_ask: bool,
     advisories: AdvisoryConfig,
     preview_in_hook: bool,
+    /// `[dashboard] allow_remote_bind` (user layer only): the dashboard may listen beyond loopback.
+    dashboard_remote_bind: bool,
     /// Pack switches (`[packs] enable/disable`, later layers win) and packs added by files.
     pack_switches: std::collections::HashMap<String, bool>,
     /// Rule codes whose decision a user or project layer set (not only the built-in policy).
@@ -261,6 +263,7 @@ impl Policy {
             exec_unenforced_ask: false,
             advisories: AdvisoryConfig::default(),
             preview_in_hook: true,
+            dashboard_remote_bind: false,
             pack_switches: std::collections::HashMap::new(),
             rules_set_by_file: std::collections::HashSet::new(),
             custom_packs: Vec::new(),
@@ -495,6 +498,9 @@ impl Policy {
         if let Some(p) = b.preview_in_hook.take() {
             self.preview_in_hook = p;
         }
+        if let Some(r) = b.dashboard_remote_bind.take() {
+            self.dashboard_remote_bind = r;
+        }
     }
 
     /// `[advisories]`: a project layer may only make it stricter.
@@ -541,6 +547,12 @@ impl Policy {
     /// Whether a high-risk ask carries a simulated preview (`[preview] in_hook`, default true).
     pub fn preview_in_hook(&self) -> bool {
         self.preview_in_hook
+    }
+
+    /// Whether `loopguard dashboard` may listen on an address beyond loopback
+    /// (`[dashboard] allow_remote_bind`, user policy only, default false).
+    pub fn dashboard_remote_bind(&self) -> bool {
+        self.dashboard_remote_bind
     }
 
     /// The dependency advisory gate's settings (`[advisories]`).
@@ -863,6 +875,7 @@ impl Policy {
             if self.exec_unenforced_ask { "ask" } else { "deny" }
         ));
         out.push_str(&format!("\n[preview]\nin_hook = {}\n", self.preview_in_hook));
+        out.push_str(&format!("\n[dashboard]\nallow_remote_bind = {}\n", self.dashboard_remote_bind));
         let a = &self.advisories;
         out.push_str(&format!(
             "\n[advisories]\nmax_age_days = {}\ndeny_cvss = {:?}\naction = \"{}\"\nmissing = \"{}\"\n",

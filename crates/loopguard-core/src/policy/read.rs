@@ -52,6 +52,7 @@ impl Reader<'_> {
             "exec",
             "advisories",
             "preview",
+            "dashboard",
             "packs",
         ];
         for (k, v) in doc.iter() {
@@ -124,6 +125,7 @@ impl Reader<'_> {
                 "exec" => self.exec(v, &mut layer.breaker),
                 "advisories" => self.advisories(v, &mut layer.breaker),
                 "preview" => self.preview(v, &mut layer.breaker),
+                "dashboard" => self.dashboard(v, &mut layer.breaker),
                 "packs" => {
                     if let Some(t) = self.table(v, "[packs]") {
                         self.packs(t, layer);

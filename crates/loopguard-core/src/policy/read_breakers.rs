@@ -32,6 +32,7 @@ pub(crate) struct BreakerLayer {
     pub adv_action: Option<crate::Verdict>,
     pub adv_missing: Option<crate::Verdict>,
     pub preview_in_hook: Option<bool>,
+    pub dashboard_remote_bind: Option<bool>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -378,6 +379,23 @@ impl Reader<'_> {
                     }
                 }
                 _ => self.unknown_key(k, "[preview]", &["in_hook"]),
+            }
+        }
+    }
+
+    pub(crate) fn dashboard(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        let Some(t) = self.table(v, "[dashboard]") else { return };
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "allow_remote_bind" => {
+                    // Who may reach the human's controls over the network: the user's call only.
+                    if let Some(b) = self.boolean(v, "dashboard.allow_remote_bind")
+                        && self.user_only(v.span(), "dashboard.allow_remote_bind")
+                    {
+                        out.dashboard_remote_bind = Some(b);
+                    }
+                }
+                _ => self.unknown_key(k, "[dashboard]", &["allow_remote_bind"]),
             }
         }
     }

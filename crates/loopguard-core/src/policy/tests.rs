@@ -383,3 +383,15 @@ fn a_project_policy_cannot_switch_off_a_rule_that_decides_by_its_finding() {
     // The user's own policy may.
     assert!(layer(LayerKind::User, "[rules]\ndestructive-infra = \"allow\"\n").is_ok());
 }
+
+#[test]
+fn only_the_user_may_open_the_dashboard_beyond_loopback() {
+    let text = "version = 1\n[dashboard]\nallow_remote_bind = true\n";
+    let user = layer(LayerKind::User, text).unwrap();
+    assert!(user.dashboard_remote_bind());
+    assert!(!Policy::builtin().dashboard_remote_bind(), "off by default");
+    let err = layer(LayerKind::Project, text).unwrap_err();
+    assert!(err.to_string().contains("may only be set in the user policy"), "{err}");
+    let err = layer(LayerKind::User, "version = 1\n[dashboard]\nbind = 1\n").unwrap_err();
+    assert!(err.to_string().contains("bind"), "{err}");
+}

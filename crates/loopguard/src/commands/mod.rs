@@ -49,6 +49,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Fetch(args) => fetch::run(args),
         Command::MergeCheck(args) => merge_check::run(&env, args),
         Command::Doctor(args) => doctor(&env, args),
+        Command::Dashboard(args) => {
+            let cwd = cwd()?;
+            let mut workspaces: Vec<PathBuf> = args.workspace.iter().map(|w| cwd.join(w)).collect();
+            workspaces.push(env.workspace_for(&cwd));
+            loopguard::dashboard::run(&env, loopguard::dashboard::Options { bind: args.bind, workspaces })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;

@@ -95,6 +95,12 @@ pub struct GrantView {
     pub reason: String,
     /// `in force`, `in force until …`, `expired` or `revoked by a breaker trip`.
     pub state: String,
+    /// When it was made (Unix seconds).
+    pub created_at: i64,
+    /// When it expires (Unix seconds; none: until revoked).
+    pub expires_at: Option<i64>,
+    /// Whether it is in force now.
+    pub active: bool,
 }
 
 /// `grant list`.
@@ -116,6 +122,10 @@ pub fn grant_list(env: &Env, t: &Target) -> Result<GrantList, String> {
             scope: format!("{:?}", g.scope),
             created_by: g.created_by.clone(),
             reason: g.reason.clone(),
+            created_at: g.created_at,
+            expires_at: g.expires_at,
+            active: g.expires_at.is_none_or(|e| n < e)
+                && !(g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r)),
             state: if g.expires_at.is_some_and(|e| n >= e) {
                 "expired".to_string()
             } else if g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r) {

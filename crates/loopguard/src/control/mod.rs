@@ -11,10 +11,10 @@ mod grant;
 mod operators;
 mod yolo;
 
-pub use approve::{approval_status, approve};
+pub use approve::{ApprovalStatus, approval_status, approve};
 pub use break_glass::break_glass;
-pub use breaker::{reset, status, trip};
-pub use grant::{grant_add, grant_list, grant_revoke};
+pub use breaker::{BreakerStatus, BudgetView, RevokedView, RunView, TripView, WaiverView, reset, status, trip};
+pub use grant::{GrantList, GrantView, grant_add, grant_list, grant_revoke};
 pub use operators::operator_init;
 pub use yolo::{yolo_off, yolo_on};
 

@@ -196,3 +196,26 @@ pub(super) fn content_gate(decision: Decision, content: Option<&Value>, can_repl
         .with_remedy("read it through the shell (its output is redacted there), or ask the human to move the secret out of the file."),
     )
 }
+
+/// A call that quotes a running dashboard's one-time token is trying to log in to the human's
+/// controls: denied.
+pub(super) fn dashboard_token_gate(
+    decision: Decision,
+    input: Option<&serde_json::Value>,
+    tokens: &[String],
+) -> Decision {
+    let Some(input) = input.filter(|_| !tokens.is_empty()) else { return decision };
+    let text = input.to_string();
+    if !tokens.iter().any(|t| text.contains(t.as_str())) {
+        return decision;
+    }
+    decision.escalate_to_deny(
+        Reason::new(
+            SELF_PROTECTION,
+            Verdict::Deny,
+            RiskLevel::Critical,
+            "the call quotes the token of loopguard's dashboard (the human's controls).",
+        )
+        .with_remedy("the dashboard is for the human; agents may not log in to it."),
+    )
+}

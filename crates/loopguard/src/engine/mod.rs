@@ -40,6 +40,8 @@ struct Place {
     workspace: PathBuf,
     log: AuditLog,
     state: PathBuf,
+    /// Ports and unredeemed tokens of running dashboards (`dashboard::live`).
+    guarded: (Vec<u16>, Vec<String>),
 }
 
 /// What the breaker transaction of one tool call produced.
@@ -103,7 +105,8 @@ impl<'a> Engine<'a> {
         let state = self.env.state_home().map_err(HookError::StateUnavailable)?;
         let workspace = self.env.workspace_for(&ev.cwd);
         let log = audit_log(&state, &workspace);
-        Ok(Place { workspace, log, state })
+        let guarded = crate::dashboard::live::guarded(&state);
+        Ok(Place { workspace, log, state, guarded })
     }
 
     fn tool_call(&self, ev: &HostEvent) -> Result<Answer, HookError> {
@@ -228,6 +231,7 @@ impl<'a> Engine<'a> {
             .with_dns(loopguard_core::Dns::System { wait_ms: 100 })
             .with_worktree(std::sync::Arc::new(crate::git::GitWorktree))
             .with_protected(Some(&p.state), self.env.user_policy().as_deref())
+            .with_guarded_ports(p.guarded.0.clone())
             .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
             .with_waivers(waivers)
             .with_permissions(permissions, now)
@@ -259,6 +263,7 @@ impl<'a> Engine<'a> {
         let content = ev.result.as_ref().and_then(|r| r.response.as_ref());
         let decision = gates::content_gate(decision, content, self.caps.replace_output);
         let decision = gates::approval_gate(decision, &plane.drift);
+        let decision = gates::dashboard_token_gate(decision, ev.tool.as_ref().map(|t| &t.input), &p.guarded.1);
         (gates::confinement_gate(decision, confine), advisory)
     }
 
@@ -291,7 +296,14 @@ impl<'a> Engine<'a> {
             y.details = Some(summary.clone());
             let _ = p.log.append(y);
         }
-        let audited = self.write(&p.log, e);
+        let audited = write_sealed(&p.log, with_host(e, self.host)).map(|sealed| {
+            if let Some(t) = &ev.tool {
+                let _ = crate::calls::append(
+                    &p.log,
+                    &crate::calls::CallRecord::new(&sealed, &t.name, &t.action, &decision),
+                );
+            }
+        });
         if let (Some(b), Some(policy)) = (before, policy) {
             audit_trips(p, &ev.session, &b.new_trips, &b.cleared);
             let mut tripped = !b.new_trips.is_empty();
@@ -569,9 +581,11 @@ fn with_host(mut e: NewEvent, host: &str) -> NewEvent {
 }
 
 fn write(log: &AuditLog, e: NewEvent) -> Result<(), HookError> {
-    log.append(e)
-        .map(|_| ())
-        .map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
+    write_sealed(log, e).map(|_| ())
+}
+
+fn write_sealed(log: &AuditLog, e: NewEvent) -> Result<loopguard_audit::AuditEvent, HookError> {
+    log.append(e).map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
 }
 
 fn waiver(g: &crate::model::ActiveWaiver) -> loopguard_core::Waiver {

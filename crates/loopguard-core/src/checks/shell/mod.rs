@@ -436,6 +436,11 @@ fn analyze_at(
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
+    if !report.offline
+        && let Some(port) = crate::checks::ssrf::guarded_port_in(cmd, &ctx.guarded_ports)
+    {
+        a.findings.push(crate::checks::ssrf::guarded_port_finding("The command", port));
+    }
     // An upload of local data names the request better than its method does.
     if a.findings.iter().any(|f| f.code == EXFIL_UPLOAD || f.code == EXFIL_PIPE) {
         a.findings.retain(|f| f.code != NETWORK_REMOTE_WRITE);
