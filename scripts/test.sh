@@ -51,6 +51,12 @@ fi
 for tool in unshare ip python3 timeout git; do
   command -v "$tool" >/dev/null || { echo "scripts/test.sh: '$tool' is required by the tests" >&2; exit 1; }
 done
+for tool in chromium chromedriver; do
+  command -v "$tool" >/dev/null || {
+    echo "scripts/test.sh: '$tool' is required by the dashboard's browser test (apt-get install chromium chromium-driver)" >&2
+    exit 1
+  }
+done
 unshare -rn true || { echo "scripts/test.sh: unprivileged network namespaces (unshare -rn) are required" >&2; exit 1; }
 
 # The module graph stays acyclic and no new function grows past 80 lines (scripts/structure.py).

@@ -175,18 +175,33 @@ fn bounded(s: &str) -> String {
 
 /// Appends a record to the journal of `log` (best effort: the journal is not evidence, so a
 /// failed write does not fail the call; the audit event already holds the decision).
+///
+/// Rotation is decided under the journal's own lock and on the file actually open: a writer
+/// that finds the name now points at another file (someone rotated in between) opens it again,
+/// so two hooks never rotate twice or write into a file that was just moved aside.
 pub fn append(log: &AuditLog, record: &CallRecord) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let path = journal_path(log.path());
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= MAX_BYTES) {
-        let mut old = path.as_os_str().to_os_string();
-        old.push(".1");
-        std::fs::rename(&path, PathBuf::from(old))?;
-    }
     let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
     line.push(b'\n');
-    // One write of one line with O_APPEND: concurrent hooks never interleave within a line.
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&path)?;
-    f.write_all(&line)
+    for _ in 0..3 {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&path)?;
+        f.lock()?;
+        let open = f.metadata()?;
+        let named = std::fs::metadata(&path)?;
+        if (open.dev(), open.ino()) != (named.dev(), named.ino()) {
+            continue;
+        }
+        if open.len() >= MAX_BYTES {
+            let mut old = path.as_os_str().to_os_string();
+            old.push(".1");
+            std::fs::rename(&path, PathBuf::from(old))?;
+            continue;
+        }
+        // One write of one line with O_APPEND, under the lock.
+        return f.write_all(&line);
+    }
+    Err(std::io::Error::other("the call journal kept changing under this writer"))
 }
 
 /// The records of a journal (and its rotated predecessor) by audit position. Lines that do not
@@ -238,6 +253,25 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(journal_path(log.path())).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_full_journal_is_rotated_once_and_nothing_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::new(dir.path().join("audit/w.jsonl"));
+        let sealed = log.append(NewEvent::new("s", EventKind::PreToolUse)).unwrap();
+        let rec =
+            CallRecord::new(&sealed, "Bash", &Action::Shell { command: "ls".into() }, &Decision::fail_closed("x", "y"));
+        let path = journal_path(log.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, vec![b'\n'; MAX_BYTES as usize]).unwrap();
+        append(&log, &rec).unwrap();
+        append(&log, &rec).unwrap();
+        let mut old = path.as_os_str().to_os_string();
+        old.push(".1");
+        assert_eq!(std::fs::metadata(PathBuf::from(old)).unwrap().len(), MAX_BYTES, "the full one kept as .1");
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2, "both records in the new one");
+        assert_eq!(read(log.path()).len(), 1, "read by position");
     }
 
     #[test]

@@ -32,7 +32,7 @@ impl Dashboard {
         let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
         let first = lines.next().expect("the dashboard prints its URL").unwrap();
         let url = first.split_whitespace().last().unwrap().to_string();
-        assert!(url.starts_with("http://127.0.0.1:") && url.contains("/login?token="), "{first}");
+        assert!(url.starts_with("http://127.0.0.1:") && url.contains("/#token="), "{first}");
         let port = url["http://127.0.0.1:".len()..].split('/').next().unwrap().parse().unwrap();
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
@@ -41,6 +41,10 @@ impl Dashboard {
 
     fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn token(&self) -> String {
+        self.url.split("#token=").nth(1).unwrap().to_string()
     }
 }
 
@@ -84,64 +88,95 @@ fn operator(sb: &Sandbox) {
 }
 
 #[test]
-fn the_api_needs_the_one_time_link_a_session_and_a_csrf_token() {
+fn the_api_needs_the_one_time_link_and_a_session_header() {
     let sb = Sandbox::new();
     operator(&sb);
     sb.start("s1");
     let d = Dashboard::start(&sb);
     let a = agent();
-    // Without a session: nothing.
-    let r = a.get(&format!("{}/api/overview", d.base())).call().unwrap();
-    assert_eq!(r.status(), 401);
+    let get = |path: &str, session: Option<&str>| {
+        let mut req = a.get(&format!("{}{path}", d.base()));
+        if let Some(s) = session {
+            req = req.header("Authorization", &format!("Bearer {s}"));
+        }
+        let mut r = req.call().unwrap();
+        let cookie = r.headers().get("set-cookie").is_some();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap(), cookie)
+    };
+    let login = |token: &str| {
+        let mut r = a
+            .post(&format!("{}/api/login", d.base()))
+            .header("content-type", "application/json")
+            .send(json!({ "token": token }).to_string())
+            .unwrap();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    };
+    // The page holds no data and is served to anyone; the API to nobody without a session.
+    assert_eq!(get("/", None).0, 200);
+    assert_eq!(get("/api/overview", None).0, 401);
+    assert_eq!(get("/api/overview", Some("0123")).0, 401);
     // Another Host (DNS rebinding): refused before anything else.
-    let r = a.get(&format!("{}/api/overview", d.base())).header("Host", "attacker.example:80").call().unwrap();
+    let r = a.get(&format!("{}/", d.base())).header("Host", "attacker.example:80").call().unwrap();
     assert_eq!(r.status(), 421);
-    // A wrong token: refused; the right one: a cookie, once.
-    let wrong = d.url.replace("token=", "token=00");
-    assert_eq!(a.get(&wrong).call().unwrap().status(), 403);
-    let r = a.get(&d.url).call().unwrap();
-    assert_eq!(r.status(), 303);
-    let cookie = r.headers().get("set-cookie").unwrap().to_str().unwrap().to_string();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
-    let session = cookie.split(';').next().unwrap().to_string();
-    assert_eq!(a.get(&d.url).call().unwrap().status(), 403, "the link works once");
+    // A wrong token: refused; the right one: a session secret, once. Never a cookie.
+    assert_eq!(login("00").0, 403);
+    let (status, body) = login(&d.token());
+    assert_eq!(status, 200, "{body}");
+    let session = serde_json::from_str::<Value>(&body).unwrap()["session"].as_str().unwrap().to_string();
+    assert_eq!(login(&d.token()).0, 403, "the link works once");
     // The spent token left the state home's file.
     let live = std::fs::read_dir(sb.state.join("dashboard")).unwrap().next().unwrap().unwrap().path();
     let text = std::fs::read_to_string(&live).unwrap();
-    assert!(!text.contains(d.url.split("token=").nth(1).unwrap()), "{text}");
-    let mut r = a.get(&format!("{}/api/overview", d.base())).header("Cookie", &session).call().unwrap();
-    assert_eq!(r.status(), 200);
+    assert!(!text.contains(&d.token()), "{text}");
+    let (status, body, cookie) = get("/api/overview", Some(&session));
+    assert_eq!(status, 200, "{body}");
+    assert!(!cookie, "no cookie: a cookie for 127.0.0.1 would go to every local port");
+    let r = a
+        .get(&format!("{}/api/overview", d.base()))
+        .header("Authorization", &format!("Bearer {session}"))
+        .call()
+        .unwrap();
     let csp = r.headers().get("content-security-policy").unwrap().to_str().unwrap().to_string();
     assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"), "{csp}");
-    let o: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
-    let csrf = o["csrf"].as_str().unwrap().to_string();
+    let o: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(o["workspaces"][0]["path"], json!(sb.ws.display().to_string()), "{o}");
-    // An action without the CSRF token, or from another origin: refused before the passphrase.
-    let body = json!({ "ws": o["workspaces"][0]["key"], "action": "trip", "to": "stop", "reason": "r",
-                       "operator": "ann", "passphrase": PASS })
-    .to_string();
-    let post = |headers: &[(&str, &str)]| {
-        let mut req = a.post(&format!("{}/api/action", d.base())).header("Cookie", &session);
-        for (k, v) in headers {
-            req = req.header(*k, *v);
+    let ws = o["workspaces"][0]["key"].clone();
+    let post = |session: Option<&str>, origin: Option<&str>, pass: &str| {
+        let mut req = a.post(&format!("{}/api/action", d.base()));
+        if let Some(s) = session {
+            req = req.header("Authorization", &format!("Bearer {s}"));
         }
-        let mut r = req.header("content-type", "application/json").send(body.clone()).unwrap();
+        if let Some(o) = origin {
+            req = req.header("Origin", o);
+        }
+        let body =
+            json!({ "ws": ws, "action": "trip", "to": "stop", "reason": "r", "operator": "ann", "passphrase": pass });
+        let mut r = req.header("content-type", "application/json").send(body.to_string()).unwrap();
         (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
     };
-    assert_eq!(post(&[]).0, 403);
-    assert_eq!(post(&[("X-CSRF-Token", &csrf), ("Origin", "http://evil.example")]).0, 403);
-    let (status, text) = post(&[("X-CSRF-Token", &csrf), ("Origin", &d.base())]);
+    // An action without a session, or from another origin: refused before the passphrase.
+    assert_eq!(post(None, None, PASS).0, 401);
+    assert_eq!(post(Some(&session), Some("http://evil.example"), PASS).0, 403);
+    let (status, text) = post(Some(&session), Some(&d.base()), PASS);
     assert_eq!(status, 200, "{text}");
     let (_, status_json, _) = sb.run(&["breaker", "status", "--json"], "");
     let status: Value = serde_json::from_str(&status_json).unwrap();
     assert_eq!(status["position"], "stopped", "{status_json}");
+    assert!(status_json.contains("operator ann, from the dashboard"), "{status_json}");
+    // Wrong passphrases: refused, each; after five in a minute, no more tries at all.
+    for _ in 0..5 {
+        let (status, text) = post(Some(&session), None, "wrong wrong wrong");
+        assert_eq!(status, 403, "{text}");
+    }
+    let (status, text) = post(Some(&session), None, PASS);
+    assert_eq!(status, 429, "{text}");
 }
 
 #[test]
 fn agents_are_refused_the_dashboards_port_token_and_file() {
     let sb = Sandbox::new();
     let d = Dashboard::start(&sb);
-    let token = d.url.split("token=").nth(1).unwrap().to_string();
+    let token = d.token();
     let live = std::fs::read_dir(sb.state.join("dashboard")).unwrap().next().unwrap().unwrap().path();
     let port = d.port;
     // Another local port is the developer's own service, as before (asked first: the denies
@@ -167,6 +202,10 @@ fn agents_are_refused_the_dashboards_port_token_and_file() {
     }
     let out = pre(&sb, "s", "f", "WebFetch", json!({ "url": format!("http://127.0.0.1:{port}/"), "prompt": "x" }));
     assert_eq!(verdict(&out), "deny");
+    let out = pre(&sb, "s", "m", "mcp__browser__navigate", json!({ "url": format!("http://localhost:{port}/") }));
+    assert_eq!(verdict(&out), "deny", "an MCP browser tool");
+    // Nor may the agent start a dashboard of its own.
+    assert_eq!(verdict(&bash(&sb, "s", "own", "loopguard dashboard --bind 127.0.0.1:0 &")), "deny");
     let audit = sb.run(&["audit", "tail", "--json", "-n", "3"], "").1;
     assert!(audit.contains("self-protection"), "{audit}");
 }

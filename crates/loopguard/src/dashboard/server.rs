@@ -28,8 +28,12 @@ const INDEX: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 
-/// How often the logs are looked at while a page listens (nothing is read while none does).
+/// How often the logs are looked at while a page listens and the kernel cannot tell us when
+/// they change (without inotify); with it, this is only the fallback (nothing is read at all while
+/// no page listens).
 const POLL: Duration = Duration::from_millis(100);
+/// The fallback look while inotify is watching.
+const POLL_WATCHED: Duration = Duration::from_secs(2);
 /// Failed passphrases tolerated per minute before actions are refused outright.
 const MAX_FAILURES: usize = 5;
 
@@ -46,8 +50,8 @@ pub struct Options {
 struct Auth {
     /// The one-time token, until redeemed.
     token: Option<String>,
-    /// Session id → its CSRF token.
-    sessions: HashMap<String, String>,
+    /// Session secret → when it ends.
+    sessions: HashMap<String, Instant>,
     /// When passphrases were wrong, the last minute's.
     failures: Vec<Instant>,
 }
@@ -64,6 +68,10 @@ struct App {
     paths: Mutex<HashMap<String, Option<PathBuf>>>,
     verified: Mutex<HashMap<String, Verification>>,
     tx: broadcast::Sender<Arc<str>>,
+    /// One action at a time: a wrong passphrase is counted before the next guess is checked.
+    acting: tokio::sync::Mutex<()>,
+    /// Wakes the poller when a page starts listening.
+    listening: tokio::sync::Notify,
 }
 
 type Shared = Arc<App>;
@@ -110,7 +118,9 @@ async fn serve(env: &Env, state: PathBuf, bind: SocketAddr, known: Vec<PathBuf>)
     let token = random_hex(32)?;
     let host =
         if addr.ip().is_unspecified() { SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port()) } else { addr };
-    let url = format!("http://{host}/login?token={token}");
+    // The token rides in the fragment: browsers never send it to a server, log it or pass it
+    // on as a referrer; the page trades it for a session secret it keeps in sessionStorage.
+    let url = format!("http://{host}/#token={token}");
     let hosts = addr.ip().is_loopback().then(|| {
         let p = addr.port();
         vec![format!("127.0.0.1:{p}"), format!("localhost:{p}"), format!("[::1]:{p}"), host.to_string()]
@@ -130,6 +140,8 @@ async fn serve(env: &Env, state: PathBuf, bind: SocketAddr, known: Vec<PathBuf>)
         paths: Mutex::new(HashMap::new()),
         verified: Mutex::new(HashMap::new()),
         tx,
+        acting: tokio::sync::Mutex::new(()),
+        listening: tokio::sync::Notify::new(),
     });
     println!("loopguard dashboard: open {url}");
     println!(
@@ -162,7 +174,7 @@ async fn shutdown() {
 fn router(app: Shared) -> Router {
     Router::new()
         .route("/", get(index))
-        .route("/login", get(login))
+        .route("/api/login", post(login))
         .route("/app.js", get(|| async { asset(APP_JS, "text/javascript; charset=utf-8") }))
         .route("/app.css", get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }))
         .route("/api/overview", get(overview))
@@ -207,9 +219,12 @@ fn answer(result: Result<Value, Failure>) -> Response {
     }
 }
 
+/// The session secret a request carries (`Authorization: Bearer …`). Not a cookie: browsers
+/// send a cookie for 127.0.0.1 to every port of it, so any local web server the human visits
+/// would receive it; a header set by the page's own script goes only here.
 fn session_of(headers: &HeaderMap) -> Option<String> {
-    let cookies = headers.get(header::COOKIE)?.to_str().ok()?;
-    cookies.split(';').find_map(|c| c.trim().strip_prefix("lg_session=")).map(str::to_string)
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    value.strip_prefix("Bearer ").map(str::to_string)
 }
 
 /// Constant-time equality of two secrets.
@@ -217,9 +232,9 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Every request: the `Host` must name the dashboard; everything but the login and the assets
-/// needs a session; a POST needs the session's CSRF token and a matching `Origin`. Every answer
-/// carries headers that keep it out of frames, caches and other origins.
+/// Every request: the `Host` must name the dashboard; every API but the login needs a live
+/// session; a POST with an `Origin` must come from the dashboard's own. Every answer carries
+/// headers that keep it out of frames, caches and other origins.
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("").to_string();
     let mut resp = if app.hosts.as_ref().is_some_and(|hs| !hs.iter().any(|h| h == &host)) {
@@ -243,48 +258,51 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
     resp
 }
 
+/// How long a session lasts.
+const SESSION: Duration = Duration::from_secs(12 * 3600);
+
 fn check_session(app: &App, req: &Request, host: &str) -> Result<(), Box<Response>> {
     let path = req.uri().path();
-    if matches!(path, "/login" | "/app.js" | "/app.css") {
-        return Ok(());
-    }
-    let auth = lock(&app.auth);
-    let csrf = session_of(req.headers()).and_then(|s| auth.sessions.get(&s).cloned());
-    let Some(csrf) = csrf else {
-        return Err(Box::new(if path == "/" {
-            (StatusCode::UNAUTHORIZED, Html(LOGGED_OUT)).into_response()
-        } else {
-            error(StatusCode::UNAUTHORIZED, "no dashboard session: open the link `loopguard dashboard` printed")
-        }));
-    };
     if req.method() != Method::GET {
-        let given = req.headers().get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
-        if !same(given, &csrf) {
-            return Err(Box::new(error(StatusCode::FORBIDDEN, "missing or wrong CSRF token")));
-        }
         let origin = req.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok());
         if origin.is_some_and(|o| o != format!("http://{host}")) {
             return Err(Box::new(error(StatusCode::FORBIDDEN, "the request comes from another origin")));
         }
     }
-    Ok(())
+    // The page and its assets hold no data; everything else is the API.
+    if !path.starts_with("/api/") || path == "/api/login" {
+        return Ok(());
+    }
+    let mut auth = lock(&app.auth);
+    auth.sessions.retain(|_, until| *until > Instant::now());
+    let known = session_of(req.headers()).is_some_and(|s| auth.sessions.keys().any(|k| same(k, &s)));
+    if known {
+        Ok(())
+    } else {
+        Err(Box::new(error(
+            StatusCode::UNAUTHORIZED,
+            "no dashboard session: open the link `loopguard dashboard` printed (each link works once; start the dashboard again for a new one)",
+        )))
+    }
 }
 
-const LOGGED_OUT: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>loopguard dashboard</title></head><body><main><h1>loopguard dashboard</h1><p>No session. Open the one-time link that <code>loopguard dashboard</code> printed; to get a new one, start the dashboard again.</p></main></body></html>";
-
-async fn login(State(app): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
-    let given = q.get("token").map(String::as_str).unwrap_or("");
-    let (session, csrf) = match (random_hex(32), random_hex(32)) {
-        (Ok(s), Ok(c)) => (s, c),
-        (Err(e), _) | (_, Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, e),
+async fn login(State(app): State<Shared>, body: axum::body::Bytes) -> Response {
+    let given: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let given = given.get("token").and_then(Value::as_str).unwrap_or("");
+    let session = match random_hex(32) {
+        Ok(s) => s,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e),
     };
     {
         let mut auth = lock(&app.auth);
         if !auth.token.as_deref().is_some_and(|t| same(t, given)) {
-            return (StatusCode::FORBIDDEN, Html(LOGGED_OUT)).into_response();
+            return error(
+                StatusCode::FORBIDDEN,
+                "this link is wrong or was already used: start `loopguard dashboard` again",
+            );
         }
         auth.token = None;
-        auth.sessions.insert(session.clone(), csrf);
+        auth.sessions.insert(session.clone(), Instant::now() + SESSION);
     }
     // The token is spent: it leaves the state home too.
     let live = {
@@ -294,8 +312,7 @@ async fn login(State(app): State<Shared>, Query(q): Query<HashMap<String, String
         l.clone()
     };
     let _ = live.write(&app.state);
-    let cookie = format!("lg_session={session}; HttpOnly; SameSite=Strict; Path=/");
-    (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_string()), (header::SET_COOKIE, cookie)]).into_response()
+    axum::Json(json!({ "session": session })).into_response()
 }
 
 async fn index() -> Html<&'static str> {
@@ -335,15 +352,14 @@ fn verified(app: &App, w: &Workspace) -> Result<Verified, String> {
     v
 }
 
-async fn overview(State(app): State<Shared>, headers: HeaderMap) -> Response {
-    let csrf = session_of(&headers).and_then(|s| lock(&app.auth).sessions.get(&s).cloned());
+async fn overview(State(app): State<Shared>) -> Response {
     answer(
         blocking(move || {
             let list: Vec<Value> = workspaces(&app)
                 .iter()
                 .map(|w| json!(views::workspace(&app.env, &app.state, w, verified(&app, w))))
                 .collect();
-            Ok(json!({ "csrf": csrf, "now": crate::effects::now(), "workspaces": list }))
+            Ok(json!({ "now": crate::effects::now(), "workspaces": list }))
         })
         .await,
     )
@@ -440,6 +456,7 @@ async fn stream(State(app): State<Shared>) -> Sse<impl Stream<Item = Result<Even
     // Subscribe first, then make sure the tail follows from now: the page loads what came
     // before with /api/events after this `hello` (it drops the duplicates).
     let rx = app.tx.subscribe();
+    app.listening.notify_one();
     {
         let mut tail = lock(&app.tail);
         if !tail.warm {
@@ -460,12 +477,14 @@ async fn stream(State(app): State<Shared>) -> Sse<impl Stream<Item = Result<Even
 }
 
 /// Follows the logs while a page listens; sends each new event, and `state` when the breaker
-/// files or the logs changed (the page then reloads its panels).
+/// files or the logs changed (the page then reloads its panels). Woken by inotify when a file in
+/// `audit/` or `breaker/` changes; asleep while no page listens.
 async fn poll(app: Shared) {
+    let watch = watch(&app.state);
     loop {
         if app.tx.receiver_count() == 0 {
             lock(&app.tail).warm = false;
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            app.listening.notified().await;
             continue;
         }
         let (items, changed) = {
@@ -483,8 +502,47 @@ async fn poll(app: Shared) {
         if changed {
             let _ = app.tx.send(Arc::from(r#"{"type":"state"}"#));
         }
-        tokio::time::sleep(POLL).await;
+        match &watch {
+            Some(changed) => {
+                tokio::select! {
+                    _ = changed.notified() => {
+                        // A hook call writes the log, its head and the journal within
+                        // microseconds: wait a moment so one look sees them all.
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    _ = tokio::time::sleep(POLL_WATCHED) => {}
+                }
+            }
+            None => tokio::time::sleep(POLL).await,
+        }
     }
+}
+
+/// An inotify watch on the state home's `audit/` and `breaker/` (created if missing, 0700, as
+/// their writers create them), read by a thread of its own that blocks in `read` and wakes the
+/// poller on every change; `None` where the kernel refuses, and the poller then polls.
+fn watch(state: &std::path::Path) -> Option<Arc<tokio::sync::Notify>> {
+    use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+    let fd = inotify::init(CreateFlags::CLOEXEC).ok()?;
+    let flags = WatchFlags::MODIFY | WatchFlags::CREATE | WatchFlags::MOVED_TO | WatchFlags::CLOSE_WRITE;
+    for dir in ["audit", "breaker"] {
+        let d = state.join(dir);
+        loopguard_audit::create_private_dir(&d).ok()?;
+        inotify::add_watch(&fd, &d, flags).ok()?;
+    }
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let wake = changed.clone();
+    std::thread::Builder::new()
+        .name("dashboard-watch".into())
+        .spawn(move || {
+            // The events' content does not matter: any change means look.
+            let mut buf = [0u8; 4096];
+            while matches!(rustix::io::read(&fd, &mut buf), Ok(n) if n > 0) {
+                wake.notify_one();
+            }
+        })
+        .ok()?;
+    Some(changed)
 }
 
 async fn action(State(app): State<Shared>, body: axum::body::Bytes) -> Response {
@@ -492,6 +550,7 @@ async fn action(State(app): State<Shared>, body: axum::body::Bytes) -> Response 
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("the action does not read: {e}")),
     };
+    let _one_at_a_time = app.acting.lock().await;
     {
         let mut auth = lock(&app.auth);
         auth.failures.retain(|t| t.elapsed() < Duration::from_secs(60));

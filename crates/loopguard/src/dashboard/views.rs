@@ -68,10 +68,28 @@ pub fn workspace(env: &Env, state: &Path, w: &Workspace, verified: Result<Verifi
         escalations: w
             .path
             .as_ref()
-            .and_then(|p| std::fs::read_to_string(p.join("STATE.md")).ok())
+            .and_then(|p| read_plain(&p.join("STATE.md"), 1 << 20))
             .map(|t| crate::escalation::blockers(&t))
             .unwrap_or_default(),
     }
+}
+
+/// A file the agent can write (STATE.md), read without trusting it: no symlink followed, a
+/// FIFO or device never opened for a blocking read, at most `max` bytes.
+fn read_plain(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(max).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Verifies a workspace's log as `loopguard audit verify` does.
@@ -255,6 +273,20 @@ mod tests {
         assert_eq!(c.roots, vec![real_ws.display().to_string()]);
         let plain = path_chain(&env, &ws, "sub/new.txt").unwrap();
         assert!(plain.hops.is_empty() && plain.inside, "{plain:?}");
+    }
+
+    #[test]
+    fn state_md_is_read_only_as_a_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("STATE.md");
+        std::fs::write(&plain, "x".repeat(100)).unwrap();
+        assert_eq!(read_plain(&plain, 10).unwrap().len(), 10, "bounded");
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&plain, &link).unwrap();
+        assert_eq!(read_plain(&link, 10), None, "a symlink is not followed");
+        let fifo = dir.path().join("fifo.md");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert_eq!(read_plain(&fifo, 10), None, "a FIFO is neither waited on nor read");
     }
 
     #[test]

@@ -198,14 +198,22 @@ pub(super) fn content_gate(decision: Decision, content: Option<&Value>, can_repl
 }
 
 /// A call that quotes a running dashboard's one-time token is trying to log in to the human's
-/// controls: denied.
-pub(super) fn dashboard_token_gate(
+/// controls; an MCP call naming a dashboard's port (a browser or HTTP tool) is trying to reach
+/// them. Both denied. (Shell commands and fetch URLs are checked for the port by the core gate.)
+pub(super) fn dashboard_gate(
     decision: Decision,
-    input: Option<&serde_json::Value>,
-    tokens: &[String],
+    tool: Option<&super::ToolUse>,
+    (ports, tokens): &(Vec<u16>, Vec<String>),
 ) -> Decision {
-    let Some(input) = input.filter(|_| !tokens.is_empty()) else { return decision };
-    let text = input.to_string();
+    let Some(tool) = tool.filter(|_| !ports.is_empty() || !tokens.is_empty()) else { return decision };
+    let text = tool.input.to_string();
+    let port = matches!(tool.action, Action::Mcp { .. })
+        .then(|| loopguard_core::checks::ssrf::guarded_port_in(&text, ports))
+        .flatten();
+    if let Some(port) = port {
+        return decision
+            .escalate_to_deny(loopguard_core::checks::ssrf::guarded_port_finding(&format!("`{}`", tool.name), port));
+    }
     if !tokens.iter().any(|t| text.contains(t.as_str())) {
         return decision;
     }

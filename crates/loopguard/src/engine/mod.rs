@@ -263,7 +263,7 @@ impl<'a> Engine<'a> {
         let content = ev.result.as_ref().and_then(|r| r.response.as_ref());
         let decision = gates::content_gate(decision, content, self.caps.replace_output);
         let decision = gates::approval_gate(decision, &plane.drift);
-        let decision = gates::dashboard_token_gate(decision, ev.tool.as_ref().map(|t| &t.input), &p.guarded.1);
+        let decision = gates::dashboard_gate(decision, ev.tool.as_ref(), &p.guarded);
         (gates::confinement_gate(decision, confine), advisory)
     }
 

@@ -38,6 +38,9 @@ pub fn ops(c: &Command, e: &mut Effects) {
                         | "operator"
                         | "install"
                         | "uninstall"
+                        // The human's controls, served to a browser: an agent's own dashboard
+                        // would be a passphrase oracle and a reader of every journal.
+                        | "dashboard"
                 )
             ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
                 || (s1 == Some("hold") && matches!(s2, Some("release")))

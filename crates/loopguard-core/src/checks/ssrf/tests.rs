@@ -79,7 +79,8 @@ fn resolved_addresses_are_judged_every_one() {
 #[test]
 fn a_guarded_port_is_found_as_a_number_of_its_own() {
     let ports = [8123];
-    for hit in ["curl localhost:8123/x", "exec 3<>/dev/tcp/127.0.0.1/8123", "nc 127.0.0.1 8123", "http://[::1]:08123/"] {
+    for hit in ["curl localhost:8123/x", "exec 3<>/dev/tcp/127.0.0.1/8123", "nc 127.0.0.1 8123", "http://[::1]:08123/"]
+    {
         assert_eq!(guarded_port_in(hit, &ports), Some(8123), "{hit}");
     }
     for miss in ["curl localhost:81234/", "curl localhost:18123/", "sleep 812", "curl localhost:3000/8123x"] {

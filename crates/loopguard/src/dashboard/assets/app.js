@@ -3,7 +3,6 @@
 "use strict";
 
 const state = {
-  csrf: null,
   overview: null,
   events: new Map(), // "ws:seq" -> item
   order: [], // keys, oldest first
@@ -34,8 +33,30 @@ function sv(tag, attrs, text) {
   return e;
 }
 
+// The session secret lives in this tab's sessionStorage (one origin: this port only) and goes
+// out as a header; no cookie exists, so no other local port ever receives it.
+const SESSION_KEY = "loopguard-session";
+function session() {
+  return sessionStorage.getItem(SESSION_KEY);
+}
+
+async function login() {
+  const m = location.hash.match(/token=([0-9a-f]+)/);
+  if (m) {
+    // Out of the address bar and history at once.
+    history.replaceState(null, "", "/");
+    const r = await fetch("/api/login", { method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token: m[1] }) });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+    sessionStorage.setItem(SESSION_KEY, body.session);
+  }
+  if (!session()) throw new Error("no session: open the one-time link `loopguard dashboard` printed");
+}
+
 async function api(path, opts) {
-  const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
+  opts = Object.assign({ credentials: "omit" }, opts || {});
+  opts.headers = Object.assign({ Authorization: "Bearer " + session() }, opts.headers || {});
+  const r = await fetch(path, opts);
   let body = null;
   try { body = await r.json(); } catch (_) { body = null; }
   if (!r.ok) throw new Error((body && body.error) || ("HTTP " + r.status));
@@ -343,7 +364,9 @@ function renderPanels() {
     el("strong", { text: b.title }), el("div", { class: "meta", text: w.path || w.key }),
     b.facts.length ? el("ul", {}, b.facts.map((f) => el("li", { text: f }))) : null,
     el("div", {}, el("em", { text: "What a human must do: " }), b.todo || "see STATE.md"))));
-  $("escalations").replaceChildren(...(esc.length ? esc : [el("p", { text: "No blockers." })]));
+  $("escalations").replaceChildren(...(esc.length
+    ? [el("p", { class: "meta", text: "From each workspace's STATE.md, a file the agent can write too: check an entry against the audit log before acting on it." }), ...esc]
+    : [el("p", { text: "No blockers." })]));
 }
 
 function breakerBlock(w) {
@@ -414,7 +437,6 @@ async function refresh() {
   try {
     const o = await api("/api/overview");
     state.overview = o;
-    if (o.csrf) state.csrf = o.csrf;
     renderPanels();
   } catch (e) {
     $("breakers").replaceChildren(el("p", { text: "Could not load: " + e.message }));
@@ -429,34 +451,65 @@ function refreshSoon() {
 
 // ---- live connection -----------------------------------------------------------------------
 
-function connect() {
-  const es = new EventSource("/api/stream");
+// Server-sent events over fetch (EventSource cannot send the session header).
+async function connect() {
   let renderTimer = null;
   const renderSoon = () => { if (!renderTimer) renderTimer = requestAnimationFrame(() => { renderTimer = null; renderFeed(); }); };
-  es.addEventListener("hello", async () => {
-    $("conn").textContent = "live";
-    $("conn").className = "conn live";
-    try {
-      const items = await api("/api/events?limit=300");
-      for (const it of items) addItem(it, false);
-      renderFeed();
-    } catch (e) { /* the next hello retries */ }
-    refresh();
-  });
-  es.addEventListener("lagged", () => refreshSoon());
-  es.onmessage = (m) => {
-    let msg;
-    try { msg = JSON.parse(m.data); } catch (_) { return; }
-    if (msg.type === "event") {
-      if (addItem(msg.item, true)) renderSoon();
-    } else if (msg.type === "state") {
+  const onEvent = async (name, data) => {
+    if (name === "hello") {
+      $("conn").textContent = "live";
+      $("conn").className = "conn live";
+      try {
+        const items = await api("/api/events?limit=300");
+        for (const it of items) addItem(it, false);
+        renderFeed();
+      } catch (e) { /* the next hello retries */ }
+      refresh();
+    } else if (name === "lagged") {
       refreshSoon();
+    } else {
+      let msg;
+      try { msg = JSON.parse(data); } catch (_) { return; }
+      if (msg.type === "event") {
+        if (addItem(msg.item, true)) renderSoon();
+      } else if (msg.type === "state") {
+        refreshSoon();
+      }
     }
   };
-  es.onerror = () => {
+  for (let wait = 500; ; wait = Math.min(wait * 2, 10000)) {
+    try {
+      const r = await fetch("/api/stream", { credentials: "omit", headers: { Authorization: "Bearer " + session() } });
+      if (r.status === 401) {
+        $("conn").textContent = "session ended — open a new link from `loopguard dashboard`";
+        $("conn").className = "conn down";
+        return;
+      }
+      if (!r.ok || !r.body) throw new Error("HTTP " + r.status);
+      wait = 500;
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          let name = "message", data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event:")) name = line.slice(6).trim();
+            else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+          }
+          if (data.length || name !== "message") await onEvent(name, data.join("\n"));
+        }
+      }
+    } catch (e) { /* reconnect below */ }
     $("conn").textContent = "disconnected — retrying";
     $("conn").className = "conn down";
-  };
+    await new Promise((res) => setTimeout(res, wait));
+  }
 }
 
 // ---- actions -------------------------------------------------------------------------------
@@ -486,7 +539,7 @@ async function submitAction(e) {
   try {
     const r = await api("/api/action", {
       method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": state.csrf || "" },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
     out.className = "ok";
@@ -505,8 +558,16 @@ function tick() {
   for (const n of document.querySelectorAll(".countdown")) n.textContent = countdown(n.dataset.until);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  for (const id of ["f-ws", "f-session", "f-decision", "f-reason"]) $(id).addEventListener("input", () => { renderFeed(); if (id === "f-ws") renderPanels(); });
+document.addEventListener("DOMContentLoaded", async () => {
+  for (const id of ["f-ws", "f-session", "f-decision", "f-reason"]) {
+    $(id).addEventListener("input", () => {
+      renderFeed();
+      if (id !== "f-ws") return;
+      renderPanels();
+      // Acting on the workspace being looked at, never on another one by default.
+      if ($("f-ws").value && [...$("a-ws").options].some((o) => o.value === $("f-ws").value)) $("a-ws").value = $("f-ws").value;
+    });
+  }
   $("a-action").addEventListener("change", showFields);
   $("action-form").addEventListener("submit", submitAction);
   showFields();
@@ -514,5 +575,13 @@ document.addEventListener("DOMContentLoaded", () => {
   onDoubleActivate(last, () => { if (state.last && isShell(state.last)) expand(state.last); });
   last.addEventListener("keydown", (e) => { if ((e.key === "e" || e.key === "Enter") && state.last && isShell(state.last)) expand(state.last); });
   setInterval(tick, 1000);
+  try {
+    await login();
+  } catch (e) {
+    $("conn").textContent = "no session";
+    $("conn").className = "conn down";
+    $("breakers").replaceChildren(el("p", { text: "No session: " + e.message + ". Each link works once; start `loopguard dashboard` again for a new one." }));
+    return;
+  }
   connect();
 });
