@@ -19,36 +19,40 @@ fn subcommands<'a>(w: &[&'a str]) -> (Option<&'a str>, Option<&'a str>) {
 }
 
 /// Effects of the remaining known programs.
+/// What only a human may do with loopguard: the agent must not lift its own limits.
+fn loopguard_human_only(w: &[&str], s1: Option<&str>, s2: Option<&str>) -> bool {
+    matches!(
+        s1,
+        Some(
+            "reset"
+                | "break-glass"
+                | "yolo"
+                | "approve"
+                | "certify"
+                | "grant"
+                | "operator"
+                | "install"
+                | "uninstall"
+                // The human's controls, served to a browser: an agent's own dashboard would be
+                // a passphrase oracle and a reader of every journal.
+                | "dashboard"
+        )
+    ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
+        || (s1 == Some("hold") && matches!(s2, Some("release")))
+        // Signing and replacing the data the gate trusts.
+        || (s1 == Some("audit") && matches!(s2, Some("checkpoint")))
+        || (s1 == Some("advisories") && matches!(s2, Some("import")))
+        // A preview of tool calls given as JSON: the calls inside are not analysed here.
+        || (s1 == Some("preview") && !w.contains(&"--command"))
+}
+
 pub fn ops(c: &Command, e: &mut Effects) {
     let w = words(c);
     let (s1, s2) = subcommands(&w);
     let p = c.program.as_str();
     match p {
         "loopguard" => {
-            // What only a human may do: the agent must not lift its own limits.
-            let human_only = matches!(
-                s1,
-                Some(
-                    "reset"
-                        | "break-glass"
-                        | "yolo"
-                        | "approve"
-                        | "certify"
-                        | "grant"
-                        | "operator"
-                        | "install"
-                        | "uninstall"
-                        // The human's controls, served to a browser: an agent's own dashboard
-                        // would be a passphrase oracle and a reader of every journal.
-                        | "dashboard"
-                )
-            ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
-                || (s1 == Some("hold") && matches!(s2, Some("release")))
-                // Signing and replacing the data the gate trusts.
-                || (s1 == Some("audit") && matches!(s2, Some("checkpoint")))
-                || (s1 == Some("advisories") && matches!(s2, Some("import")))
-                // A preview of tool calls given as JSON: the calls inside are not analysed here.
-                || (s1 == Some("preview") && !w.contains(&"--command"));
+            let human_only = loopguard_human_only(&w, s1, s2);
             if human_only {
                 e.op(SELF_PROTECTION, RiskLevel::Critical, format!("`loopguard {}` is for humans only.", w.join(" ")));
             } else {
