@@ -65,6 +65,10 @@ fn start_dashboard(exe: &str, home: &Path, state: &Path, ws: &Path) -> (Child, S
 }
 
 fn hook_median(exe: &str, home: &Path, state: &Path, ws: &Path, n: usize) -> f64 {
+    pct(hook_times(exe, home, state, ws, n), 0.5)
+}
+
+fn hook_times(exe: &str, home: &Path, state: &Path, ws: &Path, n: usize) -> Vec<f64> {
     let input = json!({
         "session_id": "bench", "transcript_path": home.join("t.jsonl"), "cwd": ws,
         "permission_mode": "default", "hook_event_name": "PreToolUse",
@@ -89,7 +93,7 @@ fn hook_median(exe: &str, home: &Path, state: &Path, ws: &Path, n: usize) -> f64
         assert!(c.wait().unwrap().success());
         times.push(t.elapsed().as_secs_f64() * 1e6);
     }
-    pct(times, 0.5)
+    times
 }
 
 fn main() {
@@ -107,9 +111,6 @@ fn main() {
     let mut start = NewEvent::new("bench", EventKind::SessionStart);
     start.details = Some(json!({ "workspace": ws.display().to_string() }));
     log.append(start).unwrap();
-
-    // 4 (first half): the hook with no dashboard.
-    let hook_off_a = hook_median(&exe, &home, &state, &ws, 100);
 
     let (mut dash, url) = start_dashboard(&exe, &home, &state, &ws);
     let b = webdriver::Browser::start();
@@ -164,17 +165,24 @@ fn main() {
     let rows = b.js("return document.querySelectorAll('#feed li').length", vec![]);
     // 3: CPU, idle with the page open, then with none.
     let idle_open = cpu_percent(dash.id(), 10);
-    // 4 (second half): the hook while the dashboard is open and following the logs.
+    // 4: the hook while the dashboard's page is open and following the logs.
     let hook_on = hook_median(&exe, &home, &state, &ws, 100);
     drop(b);
     std::thread::sleep(Duration::from_secs(1));
     let idle_closed = cpu_percent(dash.id(), 10);
-    // The hook's own share: a dashboard running (its file read by every hook call), no page.
-    let hook_running = hook_median(&exe, &home, &state, &ws, 100);
     let _ = dash.kill();
     let _ = dash.wait();
-    let hook_off_b = hook_median(&exe, &home, &state, &ws, 100);
-    let hook_off = (hook_off_a + hook_off_b) / 2.0;
+    // The hook's own share, alternating blocks: no dashboard, then one running (its file read by
+    // every hook call), no page.
+    let (mut off, mut running) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        off.extend(hook_times(&exe, &home, &state, &ws, 100));
+        let (mut d, _) = start_dashboard(&exe, &home, &state, &ws);
+        running.extend(hook_times(&exe, &home, &state, &ws, 100));
+        let _ = d.kill();
+        let _ = d.wait();
+    }
+    let (hook_off, hook_running) = (pct(off, 0.5), pct(running, 0.5));
 
     println!("dashboard_feed: {} events at 10/s, binary {exe}", written.len());
     println!("  floor: page → dashboard request   median {floor:7.1} ms");

@@ -174,6 +174,30 @@ pub fn write<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> St
     Ok(out)
 }
 
+/// Like [`write`] for a transaction that only reads (the workspace document and the day totals,
+/// under the same locks): nothing is written back, so a reader — `breaker status`, the
+/// dashboard — never changes the files' times or contents.
+pub fn peek<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> StoreResult<T>) -> StoreResult<T> {
+    let dir = dir(state_home);
+    let path = dir.join(format!("{workspace}.state"));
+    // The workspace file stays locked while `f` reads: the document and the day totals agree.
+    let mut locked = if path.exists() { Some(Locked::open(path)?) } else { None };
+    let doc = match locked.as_mut() {
+        Some(l) => l.read()?,
+        None => HotDoc::default(),
+    };
+    let tx = HotTx {
+        doc: RefCell::new(doc),
+        days: RefCell::new(None),
+        dir,
+        dirty_days: Cell::new(false),
+        tripped: Cell::new(false),
+    };
+    let out = f(&tx);
+    drop(locked);
+    out
+}
+
 /// Reads the workspace's hot state (under the lock, without writing).
 pub fn read(state_home: &Path, workspace: &str) -> StoreResult<HotDoc> {
     let path = dir(state_home).join(format!("{workspace}.state"));

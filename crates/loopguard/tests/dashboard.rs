@@ -331,6 +331,32 @@ fn in_the_browser() {
     assert!(b.find("#pathview .boundary").is_some(), "the workspace boundary ring");
     b.screenshot(&shots.join("symlink-chain.png"));
 
+    // Grants as chips: a temporary one with a draining ring that greys out when it expires.
+    for (resource, time) in [("npm test", "4s"), ("cargo test", "2h")] {
+        let args = [
+            "grant",
+            "add",
+            "--operator",
+            "ann",
+            "--tool",
+            "Bash",
+            "--resource",
+            resource,
+            "--for",
+            time,
+            "--reason",
+            "tests",
+            "--passphrase-stdin",
+        ];
+        let (code, _, err) = sb.run(&args, &format!("{PASS}\n"));
+        assert_eq!(code, 0, "{err}");
+    }
+    b.wait_until("two grant chips, in force, each with a ring", "return [...document.querySelectorAll('.chip.grant')].filter(c => c.dataset.active === 'true' && c.querySelector('.ring')).length === 2", 20);
+    b.screenshot(&shots.join("grants.png"));
+    b.wait_until("the short grant greys out", "return [...document.querySelectorAll('.chip.grant')].some(c => c.dataset.active === 'false' && c.classList.contains('expired') && c.textContent.includes('npm test'))", 20);
+    let bg = b.js("return getComputedStyle([...document.querySelectorAll('.chip.grant')].find(c => c.textContent.includes('npm test'))).backgroundColor", vec![]);
+    assert_eq!(bg, json!("rgb(213, 215, 219)"), "greyed out");
+
     // A reset: refused without the passphrase and with a wrong one; done with the right one.
     let (code, _, err) = sb.run(&["breaker", "trip", "--to", "stop", "--reason", "browser test"], "");
     assert_eq!(code, 0, "{err}");

@@ -130,7 +130,7 @@ pub fn status(env: &Env, t: &Target) -> Result<BreakerStatus, String> {
     let policy = policy(env, t)?;
     let cfg = policy.breaker();
     let n = now();
-    let (doc, daily) = hot::write(&t.state, &t.key, |tx| Ok((tx.doc().clone(), tx.daily_usd(&day_of(n))?)))?;
+    let (doc, daily) = hot::peek(&t.state, &t.key, |tx| Ok((tx.doc().clone(), tx.daily_usd(&day_of(n))?)))?;
     let state = doc.ws.breaker.clone();
     let run = doc.runs.values().max_by_key(|r| r.started_at).cloned();
     let metrics = run.clone().map(|run| RunMetrics { run, now: n, daily_usd: daily, velocity: Vec::new() });

@@ -419,15 +419,17 @@ function grantsBlock(w) {
     const temp = x.expires_at !== null && x.expires_at !== undefined;
     const frac = temp ? Math.max(0, Math.min(1, (x.expires_at - now) / Math.max(1, x.expires_at - x.created_at))) : 1;
     chips.push(el("li", { class: "chip grant" + (x.active ? "" : " expired"), "data-grant": String(x.id), "data-active": String(x.active),
+      "data-from": temp ? String(x.created_at) : null, "data-until": temp ? String(x.expires_at) : null,
       "aria-label": `grant ${x.id}: ${x.tool}${x.resource ? " on " + x.resource : ""}, ${x.scope}, ${x.state}` },
       temp && x.active ? ring(frac) : null, `#${x.id} ${x.tool}${x.resource ? " · " + x.resource : ""}`,
-      el("span", { class: "meta", text: temp ? (x.active ? `${Math.round((x.expires_at - now) / 60)} min left` : "expired") : x.state })));
+      el("span", { class: "meta left-text", text: temp ? (x.active ? left(x.expires_at - now) : "expired") : x.state })));
   }
   if (w.yolo) {
     const y = w.yolo;
     const frac = Math.max(0, Math.min(1, (y.until - now) / Math.max(1, y.until - y.from)));
-    chips.push(el("li", { class: "chip ask", "data-yolo": "on", "aria-label": `yolo on until ${new Date(y.until * 1000).toISOString()} by ${y.operator}` },
-      ring(frac), `yolo (${y.operator}): ${y.approved} approved`));
+    chips.push(el("li", { class: "chip ask", "data-yolo": "on", "data-active": "true", "data-from": String(y.from), "data-until": String(y.until),
+      "aria-label": `yolo on until ${new Date(y.until * 1000).toISOString()} by ${y.operator}` },
+      ring(frac), `yolo (${y.operator}): ${y.approved} approved`, el("span", { class: "meta left-text", text: left(y.until - now) })));
   }
   return el("div", { class: "ws-block" }, el("h3", { text: w.path || w.key }),
     chips.length ? el("ul", { class: "chips", "aria-label": "Grants" }, chips) : el("p", { text: "No grants, yolo off." }));
@@ -554,8 +556,31 @@ async function submitAction(e) {
   }
 }
 
+function left(secs) {
+  secs = Math.max(0, Math.round(secs));
+  return secs >= 120 ? `${Math.round(secs / 60)} min left` : `${secs} s left`;
+}
+
+// Once a second: cooldowns count down, rings drain, and what expired greys out — without asking
+// the server (the next overview confirms it).
 function tick() {
   for (const n of document.querySelectorAll(".countdown")) n.textContent = countdown(n.dataset.until);
+  const now = Date.now() / 1000;
+  for (const chip of document.querySelectorAll("[data-until][data-active='true']")) {
+    const from = Number(chip.dataset.from), until = Number(chip.dataset.until);
+    const frac = Math.max(0, Math.min(1, (until - now) / Math.max(1, until - from)));
+    const arc = chip.querySelector(".ring .left");
+    if (arc) arc.setAttribute("stroke-dashoffset", String(Number(arc.getAttribute("stroke-dasharray")) * (1 - frac)));
+    const t = chip.querySelector(".left-text");
+    if (until <= now) {
+      chip.dataset.active = "false";
+      chip.classList.add("expired");
+      if (arc) arc.closest("svg").remove();
+      if (t) t.textContent = "expired";
+    } else if (t) {
+      t.textContent = left(until - now);
+    }
+  }
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
