@@ -163,6 +163,40 @@ fn the_api_needs_the_one_time_link_and_a_session_header() {
     let status: Value = serde_json::from_str(&status_json).unwrap();
     assert_eq!(status["position"], "stopped", "{status_json}");
     assert!(status_json.contains("operator ann, from the dashboard"), "{status_json}");
+    // Every other action, with the CLI's audit events.
+    let act = |body: Value| {
+        let mut r = a
+            .post(&format!("{}/api/action", d.base()))
+            .header("Authorization", &format!("Bearer {session}"))
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .unwrap();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    };
+    let base = json!({ "ws": ws, "operator": "ann", "passphrase": PASS, "reason": "from the browser" });
+    let with = |extra: Value| {
+        let mut b = base.clone();
+        b.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        b
+    };
+    for body in [
+        with(json!({ "action": "reset" })),
+        with(json!({ "action": "grant", "tool": "Bash", "resource": "make test", "duration": "1h" })),
+        with(json!({ "action": "revoke", "grant": 1 })),
+        with(json!({ "action": "yolo-on", "duration": "10m" })),
+        with(json!({ "action": "yolo-off" })),
+    ] {
+        let (status, text) = act(body.clone());
+        assert_eq!(status, 200, "{body}: {text}");
+    }
+    let (status, text) = act(with(json!({ "action": "grant" })));
+    assert_eq!(status, 400, "a grant without a tool: {text}");
+    let (_, tail, _) = sb.run(&["audit", "tail", "--json", "-n", "8"], "");
+    let kinds: Vec<String> =
+        tail.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["kind"].as_str().unwrap().to_string()).collect();
+    for want in ["breaker-manual-trip", "breaker-reset", "grant-added", "grant-revoked", "yolo-on", "yolo-summary"] {
+        assert!(kinds.iter().any(|k| k == want), "no {want} in {kinds:?}");
+    }
     // Wrong passphrases: refused, each; after five in a minute, no more tries at all.
     for _ in 0..5 {
         let (status, text) = post(Some(&session), None, "wrong wrong wrong");
@@ -279,7 +313,12 @@ fn in_the_browser() {
         10,
     );
 
-    // A blocked call turns the gate's edge red.
+    // A blocked call turns the gate's edge red, after pulsing amber as it passes the gate.
+    b.js(
+        "window.__edge = []; new MutationObserver(() => window.__edge.push(document.getElementById('edge-in').getAttribute('class'))) \
+         .observe(document.getElementById('edge-in'), { attributes: true });",
+        vec![],
+    );
     let out = bash(&sb, "sess-1", "c2", "ls -la && rm -rf ~ ; echo done");
     assert_eq!(verdict(&out), "deny");
     b.wait_until(
@@ -289,6 +328,10 @@ fn in_the_browser() {
     );
     let stroke = b.js("return getComputedStyle(document.getElementById('edge-in')).stroke", vec![]);
     assert_eq!(stroke, json!("rgb(179, 38, 30)"), "the blocked edge is drawn red");
+    let seen = b.js("return window.__edge.map(c => c.split(' ').pop())", vec![]);
+    let seen: Vec<String> = serde_json::from_value(seen).unwrap();
+    let amber = seen.iter().position(|c| c == "inflight").unwrap_or_else(|| panic!("never amber: {seen:?}"));
+    assert!(seen[amber..].iter().any(|c| c == "block"), "amber, then red: {seen:?}");
     b.screenshot(&shots.join("canvas-blocked.png"));
 
     // Double-click the shell call: its segments as chips, each green or red.
@@ -329,6 +372,11 @@ fn in_the_browser() {
     let nodes = b.js("return [...document.querySelectorAll('#pathview .pv-node')].map(n => n.dataset.inside)", vec![]);
     assert_eq!(nodes, json!(["true", "true", "false"]));
     assert!(b.find("#pathview .boundary").is_some(), "the workspace boundary ring");
+    // The same with a mouse held down.
+    b.js("document.getElementById('pathview').replaceChildren()", vec![]);
+    let chip = b.wait_for("#event .chip.path", 5);
+    b.gesture(&chip, "mouse", &[(0, 900)]);
+    b.wait_for("#pathview .hop.escape", 20);
     b.screenshot(&shots.join("symlink-chain.png"));
 
     // Grants as chips: a temporary one with a draining ring that greys out when it expires.
@@ -356,6 +404,8 @@ fn in_the_browser() {
     b.wait_until("the short grant greys out", "return [...document.querySelectorAll('.chip.grant')].some(c => c.dataset.active === 'false' && c.classList.contains('expired') && c.textContent.includes('npm test'))", 20);
     let bg = b.js("return getComputedStyle([...document.querySelectorAll('.chip.grant')].find(c => c.textContent.includes('npm test'))).backgroundColor", vec![]);
     assert_eq!(bg, json!("rgb(213, 215, 219)"), "greyed out");
+    let long = b.js("return [...document.querySelectorAll('.chip.grant')].find(c => c.textContent.includes('cargo test')).dataset.active", vec![]);
+    assert_eq!(long, json!("true"), "the two-hour grant is still in force");
 
     // A reset: refused without the passphrase and with a wrong one; done with the right one.
     let (code, _, err) = sb.run(&["breaker", "trip", "--to", "stop", "--reason", "browser test"], "");
@@ -398,6 +448,8 @@ fn in_the_browser() {
     let reset = reset.unwrap_or_else(|| panic!("no breaker-reset in {tail}"));
     assert_eq!(reset["details"]["operator"], "ann");
     assert_eq!(reset["details"]["reason"], "looked at it");
+    b.screenshot(&shots.join("actions.png"));
+    b.js("window.scrollTo(0, 0)", vec![]);
     b.screenshot(&shots.join("overview.png"));
 
     accessibility(&b);

@@ -386,7 +386,7 @@ async fn call(State(app): State<Shared>, Query(q): Query<HashMap<String, String>
                 feed::call(&w, seq).ok_or_else(|| fail(StatusCode::NOT_FOUND, format!("no event {seq}")))?;
             let about = |c: &String| loopguard_core::REASON_CODES.iter().find(|r| r.code == c).map(|r| r.summary);
             let codes: Vec<Value> = event.reasons.iter().map(|c| json!({ "code": c, "about": about(c) })).collect();
-            Ok(json!({ "ws": ws, "event": event, "call": call, "codes": codes }))
+            Ok(json!({ "ws": ws, "event": event, "call": call, "codes": codes, "verify": verified(&app, &w) }))
         })
         .await,
     )

@@ -217,6 +217,8 @@ impl Browser {
     /// Saves a PNG screenshot of the page.
     pub fn screenshot(&self, to: &Path) {
         use base64::Engine;
+        // Let a scroll or a re-render reach the screen first.
+        std::thread::sleep(Duration::from_millis(300));
         let v = self.cmd("GET", "/screenshot", None);
         let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap()).unwrap();
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();

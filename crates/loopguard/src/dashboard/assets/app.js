@@ -155,8 +155,7 @@ async function selectEvent(item) {
     return;
   }
   const ev = data.event, call = data.call;
-  const ws = (state.overview && state.overview.workspaces.find((w) => w.key === item.ws)) || null;
-  const ver = ws && ws.verify && ws.verify.Ok;
+  const ver = data.verify && data.verify.Ok;
   const dl = el("dl", {},
     el("dt", { text: "kind" }), el("dd", { text: ev.kind }),
     el("dt", { text: "decision" }), el("dd", { text: ev.decision || "—" }),
@@ -164,7 +163,7 @@ async function selectEvent(item) {
     el("dt", { text: "session" }), el("dd", { text: ev.session || "—" }),
     el("dt", { text: "time" }), el("dd", { text: ev.time }),
     el("dt", { text: "chain position" }), el("dd", { text: `#${ev.seq} · hash ${ev.hash.slice(0, 16)}… · previous ${ev.prev_hash.slice(0, 16)}…` }),
-    el("dt", { text: "log verifies" }), el("dd", { text: ver ? (ver.ok ? `yes (${ver.events} events, ${ver.checkpoints} signed checkpoints)` : "NO: " + ver.problem) : "unknown" }),
+    el("dt", { text: "log verifies" }), el("dd", { text: ver ? (ver.ok ? `yes (${ver.events} events, ${ver.checkpoints} signed checkpoints)` : "NO: " + ver.problem) : "cannot be read: " + ((data.verify && data.verify.Err) || "?") }),
   );
   if (call) {
     const a = call.action;
@@ -422,7 +421,7 @@ function grantsBlock(w) {
       "data-from": temp ? String(x.created_at) : null, "data-until": temp ? String(x.expires_at) : null,
       "aria-label": `grant ${x.id}: ${x.tool}${x.resource ? " on " + x.resource : ""}, ${x.scope}, ${x.state}` },
       temp && x.active ? ring(frac) : null, `#${x.id} ${x.tool}${x.resource ? " · " + x.resource : ""}`,
-      el("span", { class: "meta left-text", text: temp ? (x.active ? left(x.expires_at - now) : "expired") : x.state })));
+      el("span", { class: "meta left-text", text: temp && x.active ? left(x.expires_at - now) : x.state })));
   }
   if (w.yolo) {
     const y = w.yolo;
