@@ -59,6 +59,23 @@ for tool in chromium chromedriver; do
 done
 unshare -rn true || { echo "scripts/test.sh: unprivileged network namespaces (unshare -rn) are required" >&2; exit 1; }
 
+# PostgreSQL for the fleet tests (crates/loopguard/tests/fleet.rs): a private, throwaway
+# cluster under target/, reachable only on a Unix socket there, stopped when this script ends.
+# initdb refuses to run as root: as root (CI), the cluster runs as Debian's `postgres` user.
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] || {
+  echo "scripts/test.sh: PostgreSQL is required by the fleet tests (apt-get install postgresql)" >&2
+  exit 1
+}
+pgdir=$PWD/target/e2e-tools/pg
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+rm -rf "$pgdir" && mkdir -p "$pgdir"
+[ "$(id -u)" = 0 ] && chown postgres "$pgdir"
+as_pg "$pgbin/initdb" -D "$pgdir/data" -U postgres -A trust >/dev/null
+as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
+  -o "-c listen_addresses='' -k $pgdir -c max_connections=300 -c fsync=off" start >/dev/null
+export LOOPGUARD_TEST_PG="host=$pgdir user=postgres"
+
 # The module graph stays acyclic and no new function grows past 80 lines (scripts/structure.py).
 python3 scripts/structure.py cycles
 python3 scripts/structure.py fn-lengths --allow scripts/long-functions.txt >/dev/null \
@@ -67,7 +84,7 @@ python3 scripts/structure.py fn-lengths --allow scripts/long-functions.txt >/dev
 # Every insta snapshot file must be one a test still asserts against (what `cargo insta test
 # --unreferenced=reject` checks): insta lists each snapshot it reads into this file.
 refs=$(mktemp)
-trap 'rm -f "$refs"' EXIT
+trap 'rm -f "$refs"; as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true' EXIT
 INSTA_SNAPSHOT_REFERENCES_FILE="$refs" cargo test --workspace "$@"
 if [ "$#" -eq 0 ]; then
   unreferenced=$(find crates -path '*/snapshots/*.snap' -print | while read -r f; do

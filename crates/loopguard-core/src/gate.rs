@@ -197,14 +197,15 @@ fn autonomy(
     if required <= eff {
         return None;
     }
-    let cap = if ctx.breaker < BreakerPosition::FullAuto {
-        format!(", breaker {}", ctx.breaker.as_str())
-    } else {
-        String::new()
-    };
     // With a human present (normal, auto-edit), the policy's level is a line the human may let
     // one call cross; a breaker's cap is not.
     let breaker_binds = ctx.breaker.cap().is_none_or(|c| required > c);
+    let cap = match (ctx.breaker < BreakerPosition::FullAuto, &ctx.paused) {
+        // The cap is what stops the call: say whose it is (a trip, the fleet).
+        (true, Some(why)) if breaker_binds => format!(", breaker {}: {why}", ctx.breaker.as_str()),
+        (true, _) => format!(", breaker {}", ctx.breaker.as_str()),
+        (false, _) => String::new(),
+    };
     let verdict = if matches!(ctx.mode, ExecutionMode::Normal | ExecutionMode::AutoEdit) && !breaker_binds {
         Verdict::Ask
     } else {

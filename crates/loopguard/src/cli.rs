@@ -84,6 +84,51 @@ pub enum Command {
     /// passphrase). Prints a one-time link; listens on 127.0.0.1 unless the user policy allows
     /// more.
     Dashboard(DashboardArgs),
+    /// The fleet (`[fleet]` in the user policy): the database schema, the per-host agent, and
+    /// the fleet-wide positions (operators only).
+    Fleet {
+        #[command(subcommand)]
+        command: FleetCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum FleetCommand {
+    /// Create or upgrade the fleet's schema in PostgreSQL (versioned, idempotent).
+    Migrate,
+    /// Run this host's fleet agent: mirror the fleet's positions, ship the audit logs, heartbeat.
+    Agent {
+        /// One round, then exit (for scripts and tests).
+        #[arg(long)]
+        once: bool,
+    },
+    /// Set the fleet (or one group) to a position, signed with this state home's key. Every
+    /// host obeys from its next call; lifting a position needs a key the hosts pin.
+    Set {
+        /// full-auto (lifts the fleet's cap), pr-only, read-only or stopped.
+        position: String,
+        /// Only this group of hosts.
+        #[arg(long)]
+        group: Option<String>,
+        /// Why.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Stop every host of the fleet (or of one group): `set stopped`.
+    Stop {
+        /// Only this group of hosts.
+        #[arg(long)]
+        group: Option<String>,
+        /// Why.
+        #[arg(long)]
+        reason: String,
+    },
+    /// This host's view: the positions accepted and refused, and the key to pin for operators.
+    Status {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -356,6 +401,16 @@ pub enum AuditCommand {
     Verify {
         #[command(flatten)]
         which: LogSelect,
+        /// Verify every host's chain shipped to the fleet's database instead (and name the hosts
+        /// that fell silent).
+        #[arg(long, conflicts_with_all = ["log", "all"])]
+        fleet: bool,
+        /// With --fleet: a host is silent after this many seconds without a heartbeat.
+        #[arg(long, default_value_t = 30, requires = "fleet")]
+        silent_after: i64,
+        /// JSON output (with --fleet).
+        #[arg(long, requires = "fleet")]
+        json: bool,
     },
     /// Sign a checkpoint over the log as it is now (Ed25519 over its size, chain head and
     /// Merkle root; also written at every session end).

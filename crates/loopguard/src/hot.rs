@@ -174,7 +174,7 @@ pub fn write<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> St
     Ok(out)
 }
 
-/// Like [`write`] for a transaction that only reads (the workspace document and the day totals,
+/// Like [`write()`] for a transaction that only reads (the workspace document and the day totals,
 /// under the same locks): nothing is written back, so a reader — `breaker status`, the
 /// dashboard — never changes the files' times or contents.
 pub fn peek<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> StoreResult<T>) -> StoreResult<T> {

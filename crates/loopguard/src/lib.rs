@@ -18,6 +18,7 @@ pub mod engine;
 pub mod escalation;
 pub mod exec;
 pub mod fetch;
+pub mod fleet;
 pub mod git;
 pub mod hosts;
 pub mod hot;

@@ -21,7 +21,7 @@ use crate::{AutonomyLevel, Verdict};
 pub use diag::{Diagnostic, PolicyError};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use model::At;
-pub use model::{CommandRule, LayerKind, PathLists};
+pub use model::{CommandRule, FleetSettings, LayerKind, PathLists};
 use read::{Layer, read_layer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,6 +82,8 @@ pub struct Policy {
     preview_in_hook: bool,
     /// `[dashboard] allow_remote_bind` (user layer only): the dashboard may listen beyond loopback.
     dashboard_remote_bind: bool,
+    /// `[fleet]` (user layer only): the fleet this host belongs to.
+    fleet: Option<FleetSettings>,
     /// Pack switches (`[packs] enable/disable`, later layers win) and packs added by files.
     pack_switches: std::collections::HashMap<String, bool>,
     /// Rule codes whose decision a user or project layer set (not only the built-in policy).
@@ -264,6 +266,7 @@ impl Policy {
             advisories: AdvisoryConfig::default(),
             preview_in_hook: true,
             dashboard_remote_bind: false,
+            fleet: None,
             pack_switches: std::collections::HashMap::new(),
             rules_set_by_file: std::collections::HashSet::new(),
             custom_packs: Vec::new(),
@@ -501,6 +504,9 @@ impl Policy {
         if let Some(r) = b.dashboard_remote_bind.take() {
             self.dashboard_remote_bind = r;
         }
+        if let Some(f) = b.fleet.take() {
+            self.fleet = Some(f);
+        }
     }
 
     /// `[advisories]`: a project layer may only make it stricter.
@@ -547,6 +553,11 @@ impl Policy {
     /// Whether a high-risk ask carries a simulated preview (`[preview] in_hook`, default true).
     pub fn preview_in_hook(&self) -> bool {
         self.preview_in_hook
+    }
+
+    /// The fleet this host belongs to (`[fleet]`, user policy only).
+    pub fn fleet(&self) -> Option<&FleetSettings> {
+        self.fleet.as_ref()
     }
 
     /// Whether `loopguard dashboard` may listen on an address beyond loopback
@@ -876,6 +887,9 @@ impl Policy {
         ));
         out.push_str(&format!("\n[preview]\nin_hook = {}\n", self.preview_in_hook));
         out.push_str(&format!("\n[dashboard]\nallow_remote_bind = {}\n", self.dashboard_remote_bind));
+        if let Some(f) = &self.fleet {
+            out.push_str(&fleet_toml(f));
+        }
         let a = &self.advisories;
         out.push_str(&format!(
             "\n[advisories]\nmax_age_days = {}\ndeny_cvss = {:?}\naction = \"{}\"\nmissing = \"{}\"\n",
@@ -982,3 +996,20 @@ impl Merging<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// `[fleet]` as TOML, the database password masked.
+fn fleet_toml(f: &FleetSettings) -> String {
+    let keys = f.operator_keys.iter().map(|k| toml_str(k)).collect::<Vec<_>>().join(", ");
+    let mut out = format!(
+        "\n[fleet]\ndatabase_url = {}\nname = {}\nheartbeat = \"{}s\"\noperator_keys = [{keys}]\n",
+        toml_str(&f.redacted_url()),
+        toml_str(&f.name),
+        f.heartbeat
+    );
+    for (k, v) in [("host", &f.host), ("group", &f.group)] {
+        if let Some(v) = v {
+            out.push_str(&format!("{k} = {}\n", toml_str(v)));
+        }
+    }
+    out
+}

@@ -81,3 +81,55 @@ pub struct PathLists {
     /// A human-supervised migration session: `**/migrations/**` is not denylisted.
     pub migration_session: bool,
 }
+
+/// `[fleet]`: the fleet a host belongs to (user policy only; docs/fleet.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetSettings {
+    /// The PostgreSQL the fleet agent connects to (`postgres://…` or key=value form).
+    pub database_url: String,
+    /// The fleet's name (default `default`).
+    pub name: String,
+    /// This host's name in the fleet (default: the machine's host name).
+    pub host: Option<String>,
+    /// The group this host belongs to, if any.
+    pub group: Option<String>,
+    /// Seconds between the agent's heartbeats (default 1).
+    pub heartbeat: u64,
+    /// Ed25519 public keys (hex) of the operators whose signature may lift a fleet position.
+    pub operator_keys: Vec<String>,
+}
+
+impl Default for FleetSettings {
+    fn default() -> Self {
+        FleetSettings {
+            database_url: String::new(),
+            name: "default".into(),
+            host: None,
+            group: None,
+            heartbeat: 1,
+            operator_keys: Vec::new(),
+        }
+    }
+}
+
+impl FleetSettings {
+    /// The database URL with any password replaced by `***` (for display).
+    pub fn redacted_url(&self) -> String {
+        let u = &self.database_url;
+        match (u.find("://"), u.rfind('@')) {
+            (Some(s), Some(at)) if at > s => {
+                let creds = &u[s + 3..at];
+                match creds.find(':') {
+                    Some(c) => format!("{}{}:***{}", &u[..s + 3], &creds[..c], &u[at..]),
+                    None => u.clone(),
+                }
+            }
+            _ if u.contains("password=") => u
+                .split_whitespace()
+                .map(|kv| if kv.starts_with("password=") { "password=***" } else { kv })
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => u.clone(),
+        }
+    }
+}

@@ -53,6 +53,7 @@ impl Reader<'_> {
             "advisories",
             "preview",
             "dashboard",
+            "fleet",
             "packs",
         ];
         for (k, v) in doc.iter() {
@@ -126,6 +127,7 @@ impl Reader<'_> {
                 "advisories" => self.advisories(v, &mut layer.breaker),
                 "preview" => self.preview(v, &mut layer.breaker),
                 "dashboard" => self.dashboard(v, &mut layer.breaker),
+                "fleet" => self.fleet(v, &mut layer.breaker),
                 "packs" => {
                     if let Some(t) = self.table(v, "[packs]") {
                         self.packs(t, layer);

@@ -33,6 +33,7 @@ pub(crate) struct BreakerLayer {
     pub adv_missing: Option<crate::Verdict>,
     pub preview_in_hook: Option<bool>,
     pub dashboard_remote_bind: Option<bool>,
+    pub fleet: Option<crate::policy::model::FleetSettings>,
 }
 
 /// A duration such as "90s", "15m", "1h 30m" (jiff's friendly format; hours are the largest unit).
@@ -397,6 +398,47 @@ impl Reader<'_> {
                 }
                 _ => self.unknown_key(k, "[dashboard]", &["allow_remote_bind"]),
             }
+        }
+    }
+
+    pub(crate) fn fleet(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
+        const KNOWN: &[&str] = &["database_url", "name", "host", "group", "heartbeat", "operator_keys"];
+        let Some(t) = self.table(v, "[fleet]") else { return };
+        // Which fleet a host obeys and whose word lifts a stop: the user's call only.
+        if !self.user_only(v.span(), "[fleet]") {
+            return;
+        }
+        let mut f = crate::policy::model::FleetSettings::default();
+        let mut url = None;
+        for (k, v) in t.iter() {
+            match k.get_ref().as_ref() {
+                "database_url" => url = self.string(v, "fleet.database_url").map(|s| s.value),
+                "name" => f.name = self.string(v, "fleet.name").map_or(f.name, |s| s.value),
+                "host" => f.host = self.string(v, "fleet.host").map(|s| s.value),
+                "group" => f.group = self.string(v, "fleet.group").map(|s| s.value),
+                "heartbeat" => f.heartbeat = self.duration(v, "fleet.heartbeat").unwrap_or(f.heartbeat).max(1),
+                "operator_keys" => {
+                    for k in self.strings(v, "fleet.operator_keys") {
+                        if k.value.len() == 64 && k.value.bytes().all(|b| b.is_ascii_hexdigit()) {
+                            f.operator_keys.push(k.value.to_ascii_lowercase());
+                        } else {
+                            self.err(
+                                k.span,
+                                "policy-value",
+                                "fleet.operator_keys entries are Ed25519 public keys, 64 hex digits",
+                            );
+                        }
+                    }
+                }
+                _ => self.unknown_key(k, "[fleet]", KNOWN),
+            }
+        }
+        match url {
+            Some(u) => {
+                f.database_url = u;
+                out.fleet = Some(f);
+            }
+            None => self.err(v.span(), "policy-value", "[fleet] needs database_url"),
         }
     }
 

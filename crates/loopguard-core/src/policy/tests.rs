@@ -395,3 +395,28 @@ fn only_the_user_may_open_the_dashboard_beyond_loopback() {
     let err = layer(LayerKind::User, "version = 1\n[dashboard]\nbind = 1\n").unwrap_err();
     assert!(err.to_string().contains("bind"), "{err}");
 }
+
+#[test]
+fn the_fleet_is_the_users_to_join_and_its_password_is_never_shown() {
+    let key = "ab".repeat(32);
+    let text = format!(
+        "version = 1\n[fleet]\ndatabase_url = \"postgres://lg:s3cret@db/lg\"\nname = \"ci\"\ngroup = \"linux\"\nheartbeat = \"2s\"\noperator_keys = [\"{key}\"]\n"
+    );
+    let p = layer(LayerKind::User, &text).unwrap();
+    let f = p.fleet().unwrap();
+    assert_eq!((f.name.as_str(), f.group.as_deref(), f.heartbeat), ("ci", Some("linux"), 2));
+    assert_eq!(f.operator_keys, vec![key.clone()]);
+    assert_eq!(f.redacted_url(), "postgres://lg:***@db/lg");
+    let shown = p.to_effective_toml();
+    assert!(shown.contains("[fleet]") && !shown.contains("s3cret"), "{shown}");
+    let kv = FleetSettings { database_url: "host=db user=lg password=s3cret".into(), ..FleetSettings::default() };
+    assert_eq!(kv.redacted_url(), "host=db user=lg password=***");
+    assert!(Policy::builtin().fleet().is_none());
+    let err = layer(LayerKind::Project, &text).unwrap_err();
+    assert!(err.to_string().contains("may only be set in the user policy"), "{err}");
+    let err = layer(LayerKind::User, "version = 1\n[fleet]\nname = \"x\"\n").unwrap_err();
+    assert!(err.to_string().contains("needs database_url"), "{err}");
+    let err = layer(LayerKind::User, "version = 1\n[fleet]\ndatabase_url = \"x\"\noperator_keys = [\"nothex\"]\n")
+        .unwrap_err();
+    assert!(err.to_string().contains("64 hex digits"), "{err}");
+}

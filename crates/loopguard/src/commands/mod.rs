@@ -9,6 +9,7 @@ mod breaker;
 mod certify;
 pub(crate) mod exec;
 mod fetch;
+pub(crate) mod fleet;
 mod grant;
 pub(crate) mod hook;
 mod install;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Fetch(args) => fetch::run(args),
         Command::MergeCheck(args) => merge_check::run(&env, args),
         Command::Doctor(args) => doctor(&env, args),
+        Command::Fleet { command } => fleet::run(&env, command),
         Command::Dashboard(args) => {
             let cwd = cwd()?;
             let mut workspaces: Vec<PathBuf> = args.workspace.iter().map(|w| cwd.join(w)).collect();

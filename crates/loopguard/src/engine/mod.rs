@@ -220,6 +220,7 @@ impl<'a> Engine<'a> {
         now: i64,
     ) -> Context {
         let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
+        let (position, paused) = breaker_position(policy, &p.state, b);
         let permissions = loopguard_core::permissions::PermissionStore {
             grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
             revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
@@ -232,7 +233,7 @@ impl<'a> Engine<'a> {
             .with_worktree(std::sync::Arc::new(crate::git::GitWorktree))
             .with_protected(Some(&p.state), self.env.user_policy().as_deref())
             .with_guarded_ports(p.guarded.0.clone())
-            .with_breaker_state(b.state.position, b.paused_reason(), b.state.require_approval)
+            .with_breaker_state(position, paused, b.state.require_approval)
             .with_waivers(waivers)
             .with_permissions(permissions, now)
             .with_canaries(
@@ -586,6 +587,29 @@ fn write(log: &AuditLog, e: NewEvent) -> Result<(), HookError> {
 
 fn write_sealed(log: &AuditLog, e: NewEvent) -> Result<loopguard_audit::AuditEvent, HookError> {
     log.append(e).map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
+}
+
+/// The breaker's position for a call: the local breaker's, capped by the fleet's position where
+/// this host belongs to a fleet (a cap only ever tightens; the local breaker is untouched).
+fn breaker_position(
+    policy: &Policy,
+    state: &Path,
+    b: &crate::breaker::Before,
+) -> (loopguard_core::BreakerPosition, Option<String>) {
+    let local = (b.state.position, b.paused_reason());
+    let Some(fleet) = policy.fleet() else { return local };
+    // Ten heartbeats, and never under a minute: a slow database is not an absent one.
+    let stale_after = i64::try_from(fleet.heartbeat.saturating_mul(10)).unwrap_or(i64::MAX).max(60);
+    match crate::fleet::control::hook_cap(state, fleet.group.as_deref(), crate::effects::now(), stale_after) {
+        Some((cap, why)) if cap < local.0 => {
+            let why = match local.1 {
+                Some(l) => format!("{why}; {l}"),
+                None => why,
+            };
+            (cap, Some(why))
+        }
+        _ => local,
+    }
 }
 
 fn waiver(g: &crate::model::ActiveWaiver) -> loopguard_core::Waiver {

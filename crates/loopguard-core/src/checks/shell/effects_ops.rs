@@ -36,6 +36,8 @@ fn loopguard_human_only(w: &[&str], s1: Option<&str>, s2: Option<&str>) -> bool 
                 // The human's controls, served to a browser: an agent's own dashboard would be
                 // a passphrase oracle and a reader of every journal.
                 | "dashboard"
+                // The fleet's positions and database are the operators'.
+                | "fleet"
         )
     ) || (s1 == Some("breaker") && matches!(s2, Some("reset" | "trip")))
         || (s1 == Some("hold") && matches!(s2, Some("release")))

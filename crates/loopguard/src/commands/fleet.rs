@@ -1,0 +1,69 @@
+use super::*;
+
+/// This host's fleet membership, from the effective policy of the current directory.
+pub(crate) fn member(env: &Env) -> Result<loopguard::fleet::Member, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let policy = loopguard::effective::load(env, &env.workspace_for(&cwd))
+        .map_err(|e| format!("the policy does not load: {e}"))?;
+    loopguard::fleet::Member::of(&policy).ok_or_else(|| {
+        "this host belongs to no fleet: add [fleet] with database_url to the user policy (docs/fleet.md)".into()
+    })
+}
+
+pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
+    let m = member(env)?;
+    let state = env.state_home()?;
+    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    match command {
+        FleetCommand::Migrate => {
+            let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+            let applied = loopguard::fleet::schema::migrate(&mut client).map_err(db)?;
+            let now = loopguard::fleet::schema::current(&mut client).map_err(db)?;
+            match applied.as_slice() {
+                [] => println!("the fleet's schema is up to date (version {now})"),
+                v => println!("applied migration(s) {v:?}; the fleet's schema is at version {now}"),
+            }
+        }
+        FleetCommand::Agent { once } => loopguard::fleet::agent::run(&state, &m, once)?,
+        FleetCommand::Set { position, group, reason } => set(&state, &m, &position, group, &reason)?,
+        FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
+        FleetCommand::Status { json } => {
+            let mirror = loopguard::fleet::agent::mirror(&state, &m);
+            let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
+            let cap = mirror.cap(m.settings.group.as_deref()).map(|(p, s)| (p.as_str(), s.version, s.reason.clone()));
+            if json {
+                let v = serde_json::json!({ "fleet": m.settings.name, "host": m.host, "group": m.settings.group,
+                    "cap": cap, "scopes": mirror.scopes, "refused": mirror.refused, "operator_key": key });
+                println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+            } else {
+                println!("fleet {} · host {} · database {}", m.settings.name, m.host, m.settings.redacted_url());
+                match cap {
+                    Some((p, v, r)) => println!("capped at {p} by the fleet (version {v}): {r}"),
+                    None => println!("no cap from the fleet"),
+                }
+                for r in &mirror.refused {
+                    println!("refused: {r}");
+                }
+                if let Some(k) = key {
+                    println!("this state home's key (pin it in operator_keys to let it lift positions): {k}");
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn set(
+    state: &std::path::Path,
+    m: &loopguard::fleet::Member,
+    position: &str,
+    group: Option<String>,
+    reason: &str,
+) -> Result<(), String> {
+    let key = loopguard::keys::signing(state)?;
+    let scope = group.map_or_else(|| "*".to_string(), |g| format!("group:{g}"));
+    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let version = loopguard::fleet::set_position(&mut client, &m.settings.name, &scope, position, reason, &key)?;
+    println!("fleet {} {scope} set to {position} (version {version})", m.settings.name);
+    Ok(())
+}

@@ -1,0 +1,123 @@
+//! `loopguard fleet agent`: one per host. Connects, registers, and then, on every notification
+//! of a position change and at least once per heartbeat: takes the fleet's positions into the
+//! local mirror (as [`Mirror::accept`] allows), ships new audit lines, and heartbeats. A lost
+//! connection is retried with backoff; meanwhile the mirror keeps what it last accepted, so a
+//! stop stays a stop while the database is away.
+
+use super::control::{self, Mirror, Refusal};
+use super::{Member, ship::Shipper};
+use postgres::fallible_iterator::FallibleIterator;
+use std::path::Path;
+use std::time::Duration;
+
+/// What one round did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Round {
+    /// Settings newly accepted.
+    pub accepted: usize,
+    /// Settings refused, with why.
+    pub refused: Vec<String>,
+    /// Audit lines shipped.
+    pub shipped: usize,
+}
+
+/// Runs the agent until the process ends (or for one round with `once`).
+pub fn run(state: &Path, m: &Member, once: bool) -> Result<(), String> {
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match session(state, m, once) {
+            Ok(()) => return Ok(()),
+            Err(e) if once => return Err(e),
+            Err(e) => {
+                eprintln!("loopguard fleet agent: {e}; retrying in {} ms", backoff.as_millis());
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// One connection's life.
+fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
+    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    let mut client = super::connect(&m.settings.database_url)?;
+    let latest = super::schema::MIGRATIONS.last().map_or(0, |x| x.0);
+    let current = super::schema::current(&mut client).map_err(db)?;
+    if current < latest {
+        return Err(format!(
+            "the fleet's schema is at version {current}, this loopguard needs {latest}: run `loopguard fleet migrate`"
+        ));
+    }
+    client.batch_execute("LISTEN loopguard_control").map_err(db)?;
+    let audit_key =
+        crate::keys::trusted(state).ok().flatten().map(|k| loopguard_audit::hex(k.as_bytes())).unwrap_or_default();
+    let mut shipper = Shipper::new(&m.settings.name, &m.host);
+    let heartbeat = Duration::from_secs(m.settings.heartbeat);
+    loop {
+        let r = round(&mut client, state, m, &mut shipper, &audit_key).map_err(db)?;
+        for why in &r.refused {
+            eprintln!("loopguard fleet agent: refused a fleet setting: {why}");
+        }
+        if once {
+            return Ok(());
+        }
+        // Wake on the first notification or at the heartbeat; drain the rest.
+        let mut notes = client.notifications();
+        notes.timeout_iter(heartbeat).next().map_err(db)?;
+        while notes.iter().next().map_err(db)?.is_some() {}
+    }
+}
+
+/// Positions, shipping, heartbeat.
+pub fn round(
+    client: &mut postgres::Client,
+    state: &Path,
+    m: &Member,
+    shipper: &mut Shipper,
+    audit_key: &str,
+) -> Result<Round, postgres::Error> {
+    let fleet = &m.settings.name;
+    let mut r = Round::default();
+    let mut mirror = control::read_mirror(state, fleet);
+    let mut settings = super::settings(client, fleet)?;
+    settings.sort_by_key(|s| s.version);
+    for s in &settings {
+        match mirror.accept(s, &m.settings.operator_keys) {
+            Ok(true) => r.accepted += 1,
+            Ok(false) => {}
+            Err(why) => r.refused.push(refusal(s, &why)),
+        }
+    }
+    for why in &r.refused {
+        if !mirror.refused.contains(why) {
+            mirror.refused.push(why.clone());
+        }
+    }
+    let skip = mirror.refused.len().saturating_sub(20);
+    mirror.refused.drain(..skip);
+    // Written every round (the hook reads its age: a mirror nobody refreshes means the fleet
+    // cannot reach this host), and before anything else: the hook obeys from its next call.
+    mirror.checked_at = crate::effects::now();
+    let _ = control::write_mirror(state, &mirror);
+    r.shipped = shipper.ship(client, state)?;
+    client.execute(
+        "INSERT INTO loopguard_hosts (fleet, host, grp, last_seen, audit_key) VALUES ($1, $2, $3, extract(epoch from now())::bigint, $4)
+         ON CONFLICT (fleet, host) DO UPDATE SET grp = EXCLUDED.grp, last_seen = EXCLUDED.last_seen, audit_key = EXCLUDED.audit_key",
+        &[fleet, &m.host, &m.settings.group.clone().unwrap_or_default(), &audit_key],
+    )?;
+    Ok(r)
+}
+
+fn refusal(s: &control::Setting, why: &Refusal) -> String {
+    let what = match why {
+        Refusal::Replayed => "not newer than the one accepted (a replay)",
+        Refusal::Unsigned => "it loosens and is not signed by a pinned operator key",
+        Refusal::Invalid => "not a position of this fleet",
+    };
+    format!("version {} ({} {} by {}): {what}", s.version, s.scope, s.position, s.set_by)
+}
+
+/// The mirror as the agent last wrote it, for `fleet status`.
+pub fn mirror(state: &Path, m: &Member) -> Mirror {
+    control::read_mirror(state, &m.settings.name)
+}

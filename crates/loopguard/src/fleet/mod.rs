@@ -1,0 +1,127 @@
+//! The fleet (issue 23; docs/fleet.md): many hosts under one set of positions and one audit
+//! trail in PostgreSQL. The hook never connects to the database: `loopguard fleet agent` holds
+//! the connection, mirrors the fleet's positions into the state home (`fleet/control.json`,
+//! which the hook reads as a cap on top of the local breaker) and ships the local audit logs out.
+//!
+//! What the fleet can do to a host is tighten it. Lifting a fleet position needs a signature by
+//! a pinned operator key ([`control`]); the local breaker is never reset or loosened from here.
+
+pub mod agent;
+pub mod control;
+pub mod schema;
+pub mod ship;
+pub mod verify;
+
+use loopguard_core::policy::FleetSettings;
+use std::time::Duration;
+
+/// A fleet member's settings, resolved (the host's name filled in).
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// `[fleet]` as the policy has it.
+    pub settings: FleetSettings,
+    /// This host's name in the fleet.
+    pub host: String,
+}
+
+impl Member {
+    /// From the policy: `None` when it names no fleet.
+    pub fn of(policy: &loopguard_core::Policy) -> Option<Member> {
+        let settings = policy.fleet()?.clone();
+        let host = settings.host.clone().unwrap_or_else(machine_name);
+        Some(Member { settings, host })
+    }
+}
+
+/// The machine's host name (`/proc/sys/kernel/hostname`), or `localhost`.
+fn machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Connects to the fleet's database (5 s to connect, no TLS: run the agent against a
+/// PostgreSQL on a trusted network or through a local tunnel).
+pub fn connect(url: &str) -> Result<postgres::Client, String> {
+    let mut config: postgres::Config = url.parse().map_err(|e| format!("fleet.database_url does not read: {e}"))?;
+    config.connect_timeout(Duration::from_secs(5));
+    config.connect(postgres::NoTls).map_err(|e| format!("cannot reach the fleet's database: {e}"))
+}
+
+/// `fleet stop|set`: sets `scope` (`*` or `group:NAME`) of the fleet to `position`, signed with
+/// this state home's key, and wakes every agent (NOTIFY). Returns the new version.
+pub fn set_position(
+    client: &mut postgres::Client,
+    fleet: &str,
+    scope: &str,
+    position: &str,
+    reason: &str,
+    key: &loopguard_audit::SigningKey,
+) -> Result<i64, String> {
+    if control::parse_position(position).is_none() {
+        return Err(format!("the position must be full-auto, pr-only, read-only or stopped, found `{position}`"));
+    }
+    if reason.trim().is_empty() {
+        return Err("--reason must say why".into());
+    }
+    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    let mut tx = client.transaction().map_err(db)?;
+    let version: i64 = tx.query_one("SELECT nextval('loopguard_control_version')", &[]).map_err(db)?.get(0);
+    let setting = control::Setting {
+        fleet: fleet.into(),
+        scope: scope.into(),
+        version,
+        position: position.into(),
+        reason: reason.into(),
+        set_by: std::env::var("USER").unwrap_or_else(|_| "unknown".into()),
+        set_at: crate::effects::now(),
+        key: String::new(),
+        sig: String::new(),
+    }
+    .sign(key);
+    tx.execute(
+        "INSERT INTO loopguard_control (fleet, scope, version, position, reason, set_by, set_at, key, sig)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (fleet, scope) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position,
+           reason = EXCLUDED.reason, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, key = EXCLUDED.key, sig = EXCLUDED.sig",
+        &[
+            &setting.fleet,
+            &setting.scope,
+            &setting.version,
+            &setting.position,
+            &setting.reason,
+            &setting.set_by,
+            &setting.set_at,
+            &setting.key,
+            &setting.sig,
+        ],
+    )
+    .map_err(db)?;
+    tx.execute("SELECT pg_notify('loopguard_control', $1)", &[&fleet]).map_err(db)?;
+    tx.commit().map_err(db)?;
+    Ok(version)
+}
+
+/// Every position row of a fleet.
+pub fn settings(client: &mut postgres::Client, fleet: &str) -> Result<Vec<control::Setting>, postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT fleet, scope, version, position, reason, set_by, set_at, key, sig FROM loopguard_control WHERE fleet = $1",
+            &[&fleet],
+        )?
+        .into_iter()
+        .map(|r| control::Setting {
+            fleet: r.get(0),
+            scope: r.get(1),
+            version: r.get(2),
+            position: r.get(3),
+            reason: r.get(4),
+            set_by: r.get(5),
+            set_at: r.get(6),
+            key: r.get(7),
+            sig: r.get(8),
+        })
+        .collect())
+}

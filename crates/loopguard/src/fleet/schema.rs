@@ -1,0 +1,92 @@
+//! The fleet's schema in PostgreSQL, owned by loopguard: numbered migrations, each applied once
+//! in its own transaction under an advisory lock (so two `fleet migrate` runs, or two agents
+//! starting, never apply one twice), recorded in `loopguard_schema`.
+//!
+//! Times are Unix seconds in `bigint` columns: the client needs no date types, and every
+//! comparison the fleet makes is against a number the host also has.
+
+/// (version, what it does, SQL). Append only: a released migration is never edited.
+pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
+    1,
+    "hosts, positions, shipped audit events",
+    "
+    CREATE TABLE loopguard_hosts (
+        fleet text NOT NULL,
+        host text NOT NULL,
+        grp text NOT NULL DEFAULT '',
+        last_seen bigint NOT NULL,
+        audit_key text NOT NULL DEFAULT '',
+        PRIMARY KEY (fleet, host)
+    );
+    CREATE SEQUENCE loopguard_control_version;
+    CREATE TABLE loopguard_control (
+        fleet text NOT NULL,
+        scope text NOT NULL,
+        version bigint NOT NULL,
+        position text NOT NULL CHECK (position IN ('full-auto', 'pr-only', 'read-only', 'stopped')),
+        reason text NOT NULL,
+        set_by text NOT NULL,
+        set_at bigint NOT NULL,
+        key text NOT NULL DEFAULT '',
+        sig text NOT NULL DEFAULT '',
+        PRIMARY KEY (fleet, scope)
+    );
+    CREATE TABLE loopguard_audit (
+        fleet text NOT NULL,
+        host text NOT NULL,
+        log text NOT NULL,
+        seq bigint NOT NULL CHECK (seq >= 1),
+        hash text NOT NULL,
+        prev_hash text NOT NULL,
+        line text NOT NULL,
+        received_at bigint NOT NULL,
+        PRIMARY KEY (fleet, host, log, seq)
+    );
+    CREATE TABLE loopguard_ship (
+        fleet text NOT NULL,
+        host text NOT NULL,
+        log text NOT NULL,
+        seq bigint NOT NULL,
+        hash text NOT NULL,
+        problem text,
+        PRIMARY KEY (fleet, host, log)
+    );
+    ",
+)];
+
+/// The advisory lock key migrations run under ("lgfl").
+const LOCK: i64 = 0x6c67_666c;
+
+/// Applies every migration not yet applied; returns the versions applied now.
+pub fn migrate(client: &mut postgres::Client) -> Result<Vec<i32>, postgres::Error> {
+    client.batch_execute(
+        "CREATE TABLE IF NOT EXISTS loopguard_schema (version int PRIMARY KEY, what text NOT NULL, applied_at bigint NOT NULL)",
+    )?;
+    client.execute("SELECT pg_advisory_lock($1)", &[&LOCK])?;
+    let result = (|| {
+        let mut applied = Vec::new();
+        for &(version, what, sql) in MIGRATIONS {
+            let mut tx = client.transaction()?;
+            let done = tx.query_opt("SELECT 1 FROM loopguard_schema WHERE version = $1", &[&version])?.is_some();
+            if done {
+                continue;
+            }
+            tx.batch_execute(sql)?;
+            tx.execute(
+                "INSERT INTO loopguard_schema (version, what, applied_at) VALUES ($1, $2, extract(epoch from now())::bigint)",
+                &[&version, &what],
+            )?;
+            tx.commit()?;
+            applied.push(version);
+        }
+        Ok(applied)
+    })();
+    client.execute("SELECT pg_advisory_unlock($1)", &[&LOCK])?;
+    result
+}
+
+/// The newest version applied (0: none).
+pub fn current(client: &mut postgres::Client) -> Result<i32, postgres::Error> {
+    let row = client.query_opt("SELECT max(version) FROM loopguard_schema", &[])?;
+    Ok(row.and_then(|r| r.get::<_, Option<i32>>(0)).unwrap_or(0))
+}

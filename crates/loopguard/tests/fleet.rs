@@ -1,0 +1,330 @@
+//! The fleet against a real PostgreSQL (scripts/test.sh starts a private cluster on a Unix socket
+//! and names it in LOOPGUARD_TEST_PG): the schema, three simulated hosts (separate state homes,
+//! separate `loopguard fleet agent` processes), fleet positions and what may lift them, audit
+//! shipping and `audit verify --fleet`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{Sandbox, decision};
+use serde_json::{Value, json};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+const DEADLINE: &[&str] = &["--deadline-ms", "60000"];
+
+/// A database of its own for one test, on the test cluster.
+struct Db {
+    name: String,
+    base: String,
+}
+
+impl Db {
+    fn new() -> Db {
+        let base = std::env::var("LOOPGUARD_TEST_PG")
+            .expect("LOOPGUARD_TEST_PG names the test PostgreSQL (scripts/test.sh starts one)");
+        let mut bytes = [0u8; 6];
+        getrandom::fill(&mut bytes).unwrap();
+        let name = format!("lg_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        let mut admin = postgres::Client::connect(&format!("{base} dbname=postgres"), postgres::NoTls).unwrap();
+        admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        Db { name, base }
+    }
+
+    fn url(&self) -> String {
+        format!("{} dbname={}", self.base, self.name)
+    }
+
+    fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&format!("{} dbname=postgres", self.base), postgres::NoTls) {
+            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+        }
+    }
+}
+
+/// One simulated host: a sandbox whose user policy names the fleet, and its agent.
+struct Host {
+    sb: Sandbox,
+    agent: Option<Child>,
+}
+
+impl Host {
+    fn new(db: &Db, name: &str, group: &str, operator_key: &str) -> Host {
+        let sb = Sandbox::new();
+        sb.user_policy(&format!(
+            "version = 1\n[fleet]\ndatabase_url = \"{}\"\nname = \"f\"\nhost = \"{name}\"\ngroup = \"{group}\"\nheartbeat = \"1s\"\noperator_keys = [\"{operator_key}\"]\n",
+            db.url()
+        ));
+        sb.start("s");
+        Host { sb, agent: None }
+    }
+
+    fn start_agent(&mut self) {
+        let child = self.sb.command(&["fleet", "agent"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        self.agent = Some(child);
+    }
+
+    fn stop_agent(&mut self) {
+        if let Some(mut c) = self.agent.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn ls(&self, id: &str) -> (String, String) {
+        let ev = json!({
+            "session_id": "s", "transcript_path": self.sb.root.path().join("s.jsonl"), "cwd": self.sb.ws,
+            "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+            "tool_name": "Read", "tool_input": { "file_path": self.sb.ws.join("README.md") }, "tool_use_id": id
+        });
+        let out = self.sb.hook_with(DEADLINE, ev.to_string().as_bytes());
+        decision(&out).unwrap_or(("allow".into(), String::new()))
+    }
+
+    fn write(&self, id: &str) -> (String, String) {
+        let ev = json!({
+            "session_id": "s", "transcript_path": self.sb.root.path().join("s.jsonl"), "cwd": self.sb.ws,
+            "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": { "file_path": self.sb.ws.join("notes.txt"), "content": "x" }, "tool_use_id": id
+        });
+        let out = self.sb.hook_with(DEADLINE, ev.to_string().as_bytes());
+        decision(&out).unwrap_or(("allow".into(), String::new()))
+    }
+
+    fn wait_for(&self, what: &str, want: &str) -> String {
+        let t = Instant::now();
+        loop {
+            let (verdict, reason) = self.ls("w");
+            if verdict == want {
+                return reason;
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "{what}: still {verdict} after 20 s: {reason}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.stop_agent();
+    }
+}
+
+/// The operator: a state home of its own whose key the hosts pin, and the same fleet.
+fn operator(db: &Db) -> (Sandbox, String) {
+    let op = Sandbox::new();
+    op.user_policy(&format!(
+        "version = 1\n[fleet]\ndatabase_url = \"{}\"\nname = \"f\"\nhost = \"operator\"\n",
+        db.url()
+    ));
+    let (code, out, err) = op.run(&["fleet", "status", "--json"], "");
+    assert_eq!(code, 0, "{err}");
+    let key = serde_json::from_str::<Value>(&out).unwrap()["operator_key"].as_str().map(str::to_string);
+    let key = key.unwrap_or_else(|| {
+        // No key yet: signing once makes it.
+        let (code, _, err) = op.run(&["audit", "checkpoint"], "");
+        assert_eq!(code, 0, "{err}");
+        let (_, out, _) = op.run(&["fleet", "status", "--json"], "");
+        serde_json::from_str::<Value>(&out).unwrap()["operator_key"].as_str().unwrap().to_string()
+    });
+    (op, key)
+}
+
+fn migrate(op: &Sandbox) {
+    let (code, out, err) = op.run(&["fleet", "migrate"], "");
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn migrations_are_versioned_idempotent_and_safe_to_race() {
+    let db = Db::new();
+    let (op, _) = operator(&db);
+    let runs: Vec<_> = (0..3).map(|_| op.command(&["fleet", "migrate"]).output().unwrap()).collect();
+    // (Sequential here; the race below is real.)
+    for r in &runs {
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let first = String::from_utf8_lossy(&runs[0].stdout).to_string();
+    assert!(first.contains("applied migration(s) [1]"), "{first}");
+    assert!(String::from_utf8_lossy(&runs[2].stdout).contains("up to date (version 1)"));
+    let db2 = Db::new();
+    let (op2, _) = operator(&db2);
+    let racing: Vec<Child> =
+        (0..4).map(|_| op2.command(&["fleet", "migrate"]).stdout(Stdio::null()).spawn().unwrap()).collect();
+    for mut c in racing {
+        assert!(c.wait().unwrap().success());
+    }
+    let n: i64 = db2.client().query_one("SELECT count(*) FROM loopguard_schema", &[]).unwrap().get(0);
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_fleet_stop_reaches_every_host_and_only_a_pinned_signature_lifts_it() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let mut hosts: Vec<Host> =
+        ["h1", "h2", "h3"].iter().map(|h| Host::new(&db, h, if *h == "h3" { "ci" } else { "dev" }, &key)).collect();
+    for h in &mut hosts {
+        h.start_agent();
+        assert_eq!(h.ls("a").0, "allow");
+    }
+    // A stop, by the operator: every host's next calls are denied, saying why.
+    let (code, _, err) = op.run(&["fleet", "stop", "--reason", "incident 42"], "");
+    assert_eq!(code, 0, "{err}");
+    for h in &hosts {
+        let why = h.wait_for("the fleet stop", "deny");
+        assert!(why.contains("incident 42") && why.contains("fleet"), "{why}");
+    }
+    // A forged release straight into the database (no signature): refused by every agent.
+    let mut c = db.client();
+    c.batch_execute(
+        "UPDATE loopguard_control SET position = 'full-auto', version = nextval('loopguard_control_version'), sig = '', key = '' WHERE scope = '*';
+         NOTIFY loopguard_control, 'f'",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    for h in &hosts {
+        assert_eq!(h.ls("b").0, "deny", "a forged release lifted the stop");
+        let (_, status, _) = h.sb.run(&["fleet", "status", "--json"], "");
+        assert!(status.contains("not signed by a pinned operator key"), "{status}");
+    }
+    // A signed release lifts it…
+    let (code, _, err) = op.run(&["fleet", "set", "full-auto", "--reason", "resolved"], "");
+    assert_eq!(code, 0, "{err}");
+    let release: Vec<Value> = c
+        .query("SELECT row_to_json(c)::text FROM loopguard_control c WHERE scope = '*'", &[])
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str(r.get::<_, &str>(0)).unwrap())
+        .collect();
+    for h in &hosts {
+        h.wait_for("the signed release", "allow");
+    }
+    // …a group stop reaches only that group…
+    let (code, _, err) = op.run(&["fleet", "stop", "--group", "ci", "--reason", "ci only"], "");
+    assert_eq!(code, 0, "{err}");
+    hosts[2].wait_for("the group stop", "deny");
+    assert_eq!(hosts[0].ls("c").0, "allow");
+    // …and the old signed release, replayed over a newer stop, lifts nothing.
+    let (code, _, err) = op.run(&["fleet", "stop", "--reason", "again"], "");
+    assert_eq!(code, 0, "{err}");
+    for h in &hosts {
+        h.wait_for("the second stop", "deny");
+    }
+    let old = &release[0];
+    c.execute(
+        "UPDATE loopguard_control SET version = $1, position = $2, reason = $3, set_by = $4, set_at = $5, key = $6, sig = $7 WHERE scope = '*'",
+        &[
+            &old["version"].as_i64().unwrap(),
+            &old["position"].as_str().unwrap(),
+            &old["reason"].as_str().unwrap(),
+            &old["set_by"].as_str().unwrap(),
+            &old["set_at"].as_i64().unwrap(),
+            &old["key"].as_str().unwrap(),
+            &old["sig"].as_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    c.batch_execute("NOTIFY loopguard_control, 'f'").unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    for h in &hosts {
+        assert_eq!(h.ls("d").0, "deny", "a replayed release lifted the stop");
+    }
+    // The fleet never touches the local breaker: a local trip outlives a fleet release.
+    let (code, _, err) = hosts[0].sb.run(&["breaker", "trip", "--to", "stop", "--reason", "local"], "");
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = op.run(&["fleet", "set", "full-auto", "--group", "ci", "--reason", "ok"], "");
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = op.run(&["fleet", "set", "full-auto", "--reason", "all clear"], "");
+    assert_eq!(code, 0, "{err}");
+    hosts[1].wait_for("the release", "allow");
+    hosts[2].wait_for("the release", "allow");
+    assert_eq!(hosts[0].ls("e").0, "deny", "the local stop holds");
+    let (v, why) = hosts[1].write("w1");
+    assert_eq!(v, "allow", "{why}\n{}", hosts[1].sb.run(&["breaker", "status"], "").1);
+    // A host the fleet cannot reach (its agent gone, its mirror no longer refreshed) does not
+    // go on writing: a stop sent meanwhile would never reach it.
+    hosts[1].stop_agent();
+    let mirror = hosts[1].sb.state.join("fleet/control.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&mirror).unwrap()).unwrap();
+    m["checked_at"] = json!(m["checked_at"].as_i64().unwrap() - 600);
+    std::fs::write(&mirror, m.to_string()).unwrap();
+    let (verdict, why) = hosts[1].write("w2");
+    assert_eq!(verdict, "deny", "{why}");
+    assert!(why.contains("fleet agent last reported"), "{why}");
+    assert_eq!(hosts[1].ls("r").0, "allow", "reading goes on");
+}
+
+#[test]
+fn shipped_logs_verify_and_tampering_gaps_and_silence_are_caught() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let hosts: Vec<Host> = ["h1", "h2", "h3"].iter().map(|h| Host::new(&db, h, "dev", &key)).collect();
+    for (i, h) in hosts.iter().enumerate() {
+        for n in 0..=i {
+            h.ls(&format!("c{n}"));
+        }
+        // Twice: a retry ships nothing twice.
+        for _ in 0..2 {
+            let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+            assert_eq!(code, 0, "{err}");
+        }
+    }
+    let mut c = db.client();
+    for (i, h) in hosts.iter().enumerate() {
+        let local = std::fs::read_dir(h.sb.state.join("audit"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count() as i64)
+            .sum::<i64>();
+        let shipped: i64 = c
+            .query_one("SELECT count(*) FROM loopguard_audit WHERE host = $1", &[&format!("h{}", i + 1)])
+            .unwrap()
+            .get(0);
+        assert_eq!(shipped, local, "host h{}: every line once", i + 1);
+    }
+    let (code, out, err) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("ok: ").count(), 3, "{out}");
+    // An event changed in the database: caught, at its line.
+    c.batch_execute(
+        "UPDATE loopguard_audit SET line = replace(line, '\"allow\"', '\"deny\"') WHERE host = 'h2' AND seq = 3",
+    )
+    .unwrap();
+    // A line removed from another host's chain: caught as missing.
+    c.batch_execute("DELETE FROM loopguard_audit WHERE host = 'h3' AND seq = 2").unwrap();
+    // A host fell silent.
+    c.batch_execute("UPDATE loopguard_hosts SET last_seen = last_seen - 3600 WHERE host = 'h1'").unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("TAMPERED: h2/") && out.contains("line 3 was changed"), "{out}");
+    assert!(out.contains("TAMPERED: h3/") && out.contains("line 2 is missing"), "{out}");
+    assert!(out.contains("SILENT: h1"), "{out}");
+    // A host whose local log was cut back (evidence removed after it was shipped) stops
+    // shipping it and says so; the fleet keeps the lines it already had.
+    let h = &hosts[0];
+    let log = std::fs::read_dir(h.sb.state.join("audit"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, text.lines().next().unwrap().to_string() + "\n").unwrap();
+    let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = op.run(&["audit", "verify", "--fleet", "--json"], "");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let h1 = v["chains"].as_array().unwrap().iter().find(|c| c["host"] == "h1").unwrap();
+    assert!(h1["problem"].as_str().unwrap_or("").contains("stopped shipping"), "{h1}");
+}
