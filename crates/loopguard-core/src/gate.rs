@@ -88,7 +88,9 @@ impl Gate<'_> {
     fn action_findings(&self, call: &ToolCall, ctx: &Context) -> (Vec<Finding>, Option<AutonomyLevel>, bool) {
         let policy = self.policy;
         let protected = ctx.protected_paths();
-        let read_protected: Vec<std::path::PathBuf> = ctx.state_home.iter().cloned().collect();
+        // The user policy holds the fleet's database credential when the host is in a fleet.
+        let fleet_secret = ctx.user_policy.iter().filter(|_| policy.fleet().is_some());
+        let read_protected: Vec<std::path::PathBuf> = ctx.state_home.iter().chain(fleet_secret).cloned().collect();
         let paths = || {
             let roots =
                 std::iter::once(ctx.workspace.as_path()).chain(policy.extra_roots().iter().map(|p| p.as_path()));

@@ -80,7 +80,8 @@ fn main() {
     let exe = std::env::var("LOOPGUARD_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_loopguard").to_string());
     let name = format!("lg_bench_{}", std::process::id());
     let mut admin = postgres::Client::connect(&format!("{base} dbname=postgres"), postgres::NoTls).unwrap();
-    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}")).unwrap();
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
     let url = format!("{base} dbname={name}");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
 

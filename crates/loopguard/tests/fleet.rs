@@ -88,6 +88,16 @@ impl Host {
         decision(&out).unwrap_or(("allow".into(), String::new()))
     }
 
+    fn bash(&self, id: &str, command: &str) -> (String, String) {
+        let ev = json!({
+            "session_id": "s", "transcript_path": self.sb.root.path().join("s.jsonl"), "cwd": self.sb.ws,
+            "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": { "command": command }, "tool_use_id": id
+        });
+        let out = self.sb.hook_with(DEADLINE, ev.to_string().as_bytes());
+        decision(&out).unwrap_or(("allow".into(), String::new()))
+    }
+
     fn write(&self, id: &str) -> (String, String) {
         let ev = json!({
             "session_id": "s", "transcript_path": self.sb.root.path().join("s.jsonl"), "cwd": self.sb.ws,
@@ -303,13 +313,26 @@ fn shipped_logs_verify_and_tampering_gaps_and_silence_are_caught() {
     .unwrap();
     // A line removed from another host's chain: caught as missing.
     c.batch_execute("DELETE FROM loopguard_audit WHERE host = 'h3' AND seq = 2").unwrap();
-    // A host fell silent.
+    // A host fell silent, and the tail of its chain was cut in the database.
     c.batch_execute("UPDATE loopguard_hosts SET last_seen = last_seen - 3600 WHERE host = 'h1'").unwrap();
+    c.batch_execute("DELETE FROM loopguard_audit WHERE host = 'h1' AND seq = (SELECT max(seq) FROM loopguard_audit WHERE host = 'h1')")
+        .unwrap();
+    // Lines that no agent shipped, under a host that never reported.
+    c.batch_execute(
+        "INSERT INTO loopguard_audit SELECT fleet, 'ghost', log, seq, hash, prev_hash, line, received_at FROM loopguard_audit WHERE host = 'h2'",
+    )
+    .unwrap();
     let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("TAMPERED: h2/") && out.contains("line 3 was changed"), "{out}");
     assert!(out.contains("TAMPERED: h3/") && out.contains("line 2 is missing"), "{out}");
     assert!(out.contains("SILENT: h1"), "{out}");
+    assert!(out.contains("TAMPERED: h1/") && out.contains("but the host shipped up to line"), "{out}");
+    assert!(out.contains("TAMPERED: ghost/"), "{out}");
+    // The agent on a host may not read the user policy that holds the fleet's credential.
+    let policy = hosts[1].sb.home.join(".config/loopguard/policy.toml");
+    let (verdict, why) = hosts[1].bash("cat", &format!("cat {}", policy.display()));
+    assert_eq!(verdict, "deny", "{why}");
     // A host whose local log was cut back (evidence removed after it was shipped) stops
     // shipping it and says so; the fleet keeps the lines it already had.
     let h = &hosts[0];

@@ -404,8 +404,10 @@ impl Reader<'_> {
     pub(crate) fn fleet(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
         const KNOWN: &[&str] = &["database_url", "name", "host", "group", "heartbeat", "operator_keys"];
         let Some(t) = self.table(v, "[fleet]") else { return };
-        // Which fleet a host obeys and whose word lifts a stop: the user's call only.
-        if !self.user_only(v.span(), "[fleet]") {
+        // Which fleet a host obeys and whose word lifts a stop: the user's call only — not even
+        // an approved project policy's.
+        if self.kind != LayerKind::User {
+            self.err(v.span(), "policy-loosens", "[fleet] may only be set in the user policy");
             return;
         }
         let mut f = crate::policy::model::FleetSettings::default();

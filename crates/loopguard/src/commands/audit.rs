@@ -31,7 +31,7 @@ pub fn run(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
             let m = super::fleet::member(env)?;
             let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
             let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after)
-                .map_err(|e| format!("the fleet's database: {e}"))?;
+                .map_err(|e| loopguard::fleet::describe(&e))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
             } else {

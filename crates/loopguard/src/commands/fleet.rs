@@ -13,7 +13,7 @@ pub(crate) fn member(env: &Env) -> Result<loopguard::fleet::Member, String> {
 pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
     let m = member(env)?;
     let state = env.state_home()?;
-    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    let db = |e: postgres::Error| loopguard::fleet::describe(&e);
     match command {
         FleetCommand::Migrate => {
             let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
@@ -28,7 +28,7 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         FleetCommand::Set { position, group, reason } => set(&state, &m, &position, group, &reason)?,
         FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
         FleetCommand::Status { json } => {
-            let mirror = loopguard::fleet::agent::mirror(&state, &m);
+            let mirror = loopguard::fleet::agent::mirror(&state, &m)?;
             let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
             let cap = mirror.cap(m.settings.group.as_deref()).map(|(p, s)| (p.as_str(), s.version, s.reason.clone()));
             if json {

@@ -600,7 +600,8 @@ fn breaker_position(
     let Some(fleet) = policy.fleet() else { return local };
     // Ten heartbeats, and never under a minute: a slow database is not an absent one.
     let stale_after = i64::try_from(fleet.heartbeat.saturating_mul(10)).unwrap_or(i64::MAX).max(60);
-    match crate::fleet::control::hook_cap(state, fleet.group.as_deref(), crate::effects::now(), stale_after) {
+    let at = (crate::effects::now(), stale_after);
+    match crate::fleet::control::hook_cap(state, &fleet.name, fleet.group.as_deref(), &fleet.operator_keys, at) {
         Some((cap, why)) if cap < local.0 => {
             let why = match local.1 {
                 Some(l) => format!("{why}; {l}"),

@@ -21,12 +21,16 @@ pub struct Round {
     pub shipped: usize,
 }
 
+/// Marks an error the agent does not retry.
+const FATAL: &str = "fatal: ";
+
 /// Runs the agent until the process ends (or for one round with `once`).
 pub fn run(state: &Path, m: &Member, once: bool) -> Result<(), String> {
     let mut backoff = Duration::from_millis(200);
     loop {
         match session(state, m, once) {
             Ok(()) => return Ok(()),
+            Err(e) if e.starts_with(FATAL) => return Err(e[FATAL.len()..].to_string()),
             Err(e) if once => return Err(e),
             Err(e) => {
                 eprintln!("loopguard fleet agent: {e}; retrying in {} ms", backoff.as_millis());
@@ -39,7 +43,7 @@ pub fn run(state: &Path, m: &Member, once: bool) -> Result<(), String> {
 
 /// One connection's life.
 fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
-    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    let db = |e: postgres::Error| super::describe(&e);
     let mut client = super::connect(&m.settings.database_url)?;
     let latest = super::schema::MIGRATIONS.last().map_or(0, |x| x.0);
     let current = super::schema::current(&mut client).map_err(db)?;
@@ -54,7 +58,11 @@ fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
     let mut shipper = Shipper::new(&m.settings.name, &m.host);
     let heartbeat = Duration::from_secs(m.settings.heartbeat);
     loop {
-        let r = round(&mut client, state, m, &mut shipper, &audit_key).map_err(db)?;
+        let r = match round(&mut client, state, m, &mut shipper, &audit_key) {
+            Ok(r) => r,
+            Err(Halt::Db(e)) => return Err(db(e)),
+            Err(Halt::Mirror(e)) => return Err(format!("{FATAL}{e}")),
+        };
         for why in &r.refused {
             eprintln!("loopguard fleet agent: refused a fleet setting: {why}");
         }
@@ -75,10 +83,12 @@ pub fn round(
     m: &Member,
     shipper: &mut Shipper,
     audit_key: &str,
-) -> Result<Round, postgres::Error> {
+) -> Result<Round, Halt> {
     let fleet = &m.settings.name;
     let mut r = Round::default();
-    let mut mirror = control::read_mirror(state, fleet);
+    // A damaged mirror is not rebuilt (see `read_mirror`): the agent stops here, the hook stops
+    // every call, a human looks.
+    let mut mirror = control::read_mirror(state, fleet).map_err(Halt::Mirror)?;
     let mut settings = super::settings(client, fleet)?;
     settings.sort_by_key(|s| s.version);
     for s in &settings {
@@ -118,6 +128,21 @@ fn refusal(s: &control::Setting, why: &Refusal) -> String {
 }
 
 /// The mirror as the agent last wrote it, for `fleet status`.
-pub fn mirror(state: &Path, m: &Member) -> Mirror {
+pub fn mirror(state: &Path, m: &Member) -> Result<Mirror, String> {
     control::read_mirror(state, &m.settings.name)
+}
+
+/// Why a round stopped.
+#[derive(Debug)]
+pub enum Halt {
+    /// The database failed (the agent reconnects).
+    Db(postgres::Error),
+    /// The local mirror is damaged (the agent exits: a human must look).
+    Mirror(String),
+}
+
+impl From<postgres::Error> for Halt {
+    fn from(e: postgres::Error) -> Self {
+        Halt::Db(e)
+    }
 }

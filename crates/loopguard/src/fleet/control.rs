@@ -97,6 +97,11 @@ pub struct Mirror {
     /// means the fleet cannot reach this host.
     #[serde(default)]
     pub checked_at: i64,
+    /// The highest version signed by a pinned key seen for each scope: a loosening must be
+    /// newer than it (an unsigned setting never raises it, so a planted huge version cannot
+    /// make later operators' settings look old).
+    #[serde(default)]
+    pub signed: BTreeMap<String, i64>,
 }
 
 /// Why a setting was refused.
@@ -111,17 +116,38 @@ pub enum Refusal {
 }
 
 impl Mirror {
-    /// Takes `s` if it is newer and, when it loosens, signed by a pinned key.
+    /// Takes `s` as the rules allow: anything stricter than what its scope holds, whatever its
+    /// version or signature; anything looser only signed by a pinned key and newer than every
+    /// signed setting seen for the scope (a replayed old release is older than the stop after
+    /// it). `Ok(false)`: nothing changes.
     pub fn accept(&mut self, s: &Setting, pinned: &[String]) -> Result<bool, Refusal> {
-        let Some(position) = s.parsed().filter(|_| s.fleet == self.fleet) else { return Err(Refusal::Invalid) };
+        let valid_scope = s.scope == "*"
+            || s.scope.strip_prefix("group:").is_some_and(|g| {
+                !g.is_empty() && g.len() <= 64 && g.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            });
+        let Some(position) = s.parsed().filter(|_| s.fleet == self.fleet && valid_scope) else {
+            return Err(Refusal::Invalid);
+        };
         let current = self.scopes.get(&s.scope);
-        if current.is_some_and(|c| s.version <= c.version) {
-            return if current == Some(s) { Ok(false) } else { Err(Refusal::Replayed) };
+        if current == Some(s) {
+            return Ok(false);
         }
-        // Loosening is anything looser than what this scope holds now (nothing yet: no cap).
+        let signed = s.signed_by(pinned);
+        let floor = self.signed.get(&s.scope).copied().unwrap_or(0);
         let now = current.and_then(Setting::parsed).unwrap_or(BreakerPosition::FullAuto);
-        if position > now && !s.signed_by(pinned) {
-            return Err(Refusal::Unsigned);
+        if position > now {
+            if !signed {
+                return Err(Refusal::Unsigned);
+            }
+            if s.version <= floor {
+                return Err(Refusal::Replayed);
+            }
+        } else if position == now && current.is_some_and(|c| s.version <= c.version) {
+            // The same position again, no newer: nothing to take.
+            return Ok(false);
+        }
+        if signed {
+            self.signed.insert(s.scope.clone(), floor.max(s.version));
         }
         self.scopes.insert(s.scope.clone(), s.clone());
         Ok(true)
@@ -150,7 +176,13 @@ pub fn mirror_path(state: &Path) -> PathBuf {
 /// running, or the database is away): read-only at most, until it reports again — a stop the
 /// fleet sends meanwhile must not be missed by a host that goes on writing. A mirror that cannot
 /// be read is a stop (it is only ever written whole, by rename).
-pub fn hook_cap(state: &Path, group: Option<&str>, now: i64, stale_after: i64) -> Option<(BreakerPosition, String)> {
+pub fn hook_cap(
+    state: &Path,
+    fleet: &str,
+    group: Option<&str>,
+    pinned: &[String],
+    (now, stale_after): (i64, i64),
+) -> Option<(BreakerPosition, String)> {
     let unreachable = |why: String| {
         Some((BreakerPosition::ReadOnly, format!("{why}: read-only until `loopguard fleet agent` reports again")))
     };
@@ -165,21 +197,39 @@ pub fn hook_cap(state: &Path, group: Option<&str>, now: i64, stale_after: i64) -
         Ok(m) => m,
         Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions do not read ({e})"))),
     };
+    if m.fleet != fleet {
+        return unreachable(format!("the fleet agent last reported for fleet `{}`, not `{fleet}`", m.fleet));
+    }
     let cap = m.cap(group).map(|(p, s)| {
-        (
-            p,
+        // Only a signed setting's words reach the agent: unsigned text is anyone's who can
+        // write the database.
+        let why = if s.signed_by(pinned) {
             format!(
                 "the fleet `{}` is set to {} by {} (version {}): {}",
-                s.fleet, s.position, s.set_by, s.version, s.reason
-            ),
-        )
+                s.fleet,
+                s.position,
+                s.set_by,
+                s.version,
+                bounded(&s.reason)
+            )
+        } else {
+            format!("the fleet `{}` is set to {} (version {}, unsigned)", s.fleet, s.position, s.version)
+        };
+        (p, why)
     });
     let age = now.saturating_sub(m.checked_at);
+    // A stamp from the future (a clock set back) is no proof of a live agent either.
+    let stale = age > stale_after || m.checked_at > now.saturating_add(60);
     match cap {
-        Some((p, why)) if p <= BreakerPosition::ReadOnly || age <= stale_after => Some((p, why)),
-        _ if age > stale_after => unreachable(format!("the fleet agent last reported {age} s ago")),
+        Some((p, why)) if p <= BreakerPosition::ReadOnly || !stale => Some((p, why)),
+        _ if stale => unreachable(format!("the fleet agent last reported {age} s ago")),
         other => other,
     }
+}
+
+/// At most 300 characters of a reason.
+fn bounded(s: &str) -> String {
+    if s.chars().count() <= 300 { s.to_string() } else { format!("{}…", s.chars().take(300).collect::<String>()) }
 }
 
 /// Writes the mirror whole (temporary file, then rename).
@@ -189,17 +239,36 @@ pub fn write_mirror(state: &Path, m: &Mirror) -> std::io::Result<()> {
         loopguard_audit::create_private_dir(dir)?;
     }
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?)?;
-    std::fs::rename(tmp, path)
+    let mut f = std::fs::File::create(&tmp)?;
+    std::io::Write::write_all(&mut f, &serde_json::to_vec_pretty(m).map_err(std::io::Error::other)?)?;
+    // On disk before it replaces the old one: a crash never leaves an empty mirror.
+    f.sync_all()?;
+    std::fs::rename(tmp, &path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
-/// Reads the mirror (an empty one for `fleet` when there is none yet).
-pub fn read_mirror(state: &Path, fleet: &str) -> Mirror {
-    std::fs::read(mirror_path(state))
-        .ok()
-        .and_then(|t| serde_json::from_slice::<Mirror>(&t).ok())
-        .filter(|m| m.fleet == fleet)
-        .unwrap_or_else(|| Mirror { fleet: fleet.to_string(), ..Mirror::default() })
+/// Reads the mirror (an empty one for `fleet` when there is none yet, or when it was for
+/// another fleet). A mirror that exists but does not read is an error: rebuilding it from the
+/// database would forget which signed versions were seen and let an old release be replayed.
+/// The hook treats it as a stop meanwhile; a human removes it after a look.
+pub fn read_mirror(state: &Path, fleet: &str) -> Result<Mirror, String> {
+    let path = mirror_path(state);
+    let fresh = || Mirror { fleet: fleet.to_string(), ..Mirror::default() };
+    match std::fs::read(&path) {
+        Ok(t) => match serde_json::from_slice::<Mirror>(&t) {
+            Ok(m) if m.fleet == fleet => Ok(m),
+            Ok(_) => Ok(fresh()),
+            Err(e) => Err(format!(
+                "{} does not read ({e}): every call here is stopped until a human checks and removes it",
+                path.display()
+            )),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(fresh()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 #[cfg(test)]
@@ -240,7 +309,7 @@ mod tests {
         let release = setting(2, "full-auto").sign(&key);
         assert_eq!(m.accept(&release, &pinned), Ok(true));
         assert_eq!(m.cap(None), None, "released");
-        assert_eq!(m.accept(&setting(3, "read-only"), &pinned), Ok(true));
+        assert_eq!(m.accept(&setting(3, "read-only").sign(&key), &pinned), Ok(true));
         assert_eq!(m.accept(&release, &pinned), Err(Refusal::Replayed), "an old release replayed");
         let mut restamped = release.clone();
         restamped.version = 9;
@@ -252,26 +321,49 @@ mod tests {
         assert_eq!(m.cap(Some("ci")).map(|c| c.0), Some(BreakerPosition::Stopped));
         assert_eq!(m.cap(Some("dev")).map(|c| c.0), Some(BreakerPosition::ReadOnly), "another group");
         assert_eq!(m.accept(&setting(5, "sideways"), &pinned), Err(Refusal::Invalid));
+        let mut odd = setting(6, "stopped");
+        odd.scope = "group:a b".into();
+        assert_eq!(m.accept(&odd, &pinned), Err(Refusal::Invalid), "not a scope");
+        // A planted huge version does not make the operators' later settings look old: a
+        // stricter one is taken whatever its version, a signed release lifts the planted stop.
+        let mut planted = setting(i64::MAX, "pr-only");
+        planted.scope = "*".into();
+        let mut fresh = Mirror { fleet: "f".into(), ..Mirror::default() };
+        assert_eq!(fresh.accept(&planted, &pinned), Ok(true));
+        assert_eq!(fresh.accept(&setting(10, "stopped"), &pinned), Ok(true), "a later stop is taken");
+        assert_eq!(fresh.cap(None).map(|c| c.0), Some(BreakerPosition::Stopped));
+        assert_eq!(fresh.accept(&setting(11, "full-auto").sign(&key), &pinned), Ok(true), "a signed release");
+        assert_eq!(fresh.cap(None), None);
     }
 
     #[test]
     fn the_hook_fails_closed_on_a_missing_stale_or_damaged_mirror() {
         let dir = tempfile::tempdir().unwrap();
-        let (p, why) = hook_cap(dir.path(), None, 1000, 60).unwrap();
+        let cap = |now: i64| hook_cap(dir.path(), "f", None, &[], (now, 60));
+        let (p, why) = cap(1000).unwrap();
         assert_eq!(p, BreakerPosition::ReadOnly, "no agent has ever reported");
         assert!(why.contains("never reported"), "{why}");
         std::fs::create_dir_all(dir.path().join("fleet")).unwrap();
         std::fs::write(mirror_path(dir.path()), "{not json").unwrap();
-        assert_eq!(hook_cap(dir.path(), None, 1000, 60).map(|c| c.0), Some(BreakerPosition::Stopped));
+        assert_eq!(cap(1000).map(|c| c.0), Some(BreakerPosition::Stopped));
+        assert!(read_mirror(dir.path(), "f").is_err(), "the agent does not rebuild a damaged mirror");
         let mut m = Mirror { fleet: "f".into(), checked_at: 1000, ..Mirror::default() };
         write_mirror(dir.path(), &m).unwrap();
-        assert_eq!(hook_cap(dir.path(), None, 1030, 60), None, "fresh, no cap");
-        let (p, why) = hook_cap(dir.path(), None, 1100, 60).unwrap();
-        assert_eq!(p, BreakerPosition::ReadOnly, "stale: {why}");
+        assert_eq!(cap(1030), None, "fresh, no cap");
+        assert_eq!(cap(1100).map(|c| c.0), Some(BreakerPosition::ReadOnly), "stale");
+        assert_eq!(cap(800).map(|c| c.0), Some(BreakerPosition::ReadOnly), "stamped in the future");
+        assert_eq!(
+            hook_cap(dir.path(), "g", None, &[], (1030, 60)).map(|c| c.0),
+            Some(BreakerPosition::ReadOnly),
+            "another fleet's mirror"
+        );
         m.accept(&setting(1, "stopped"), &[]).unwrap();
         write_mirror(dir.path(), &m).unwrap();
-        let (p, why) = hook_cap(dir.path(), None, 1100, 60).unwrap();
+        let (p, why) = cap(1100).unwrap();
         assert_eq!(p, BreakerPosition::Stopped, "a stale stop is still a stop");
-        assert!(why.contains("stopped") && why.contains("ann"), "{why}");
+        assert!(
+            why.contains("stopped") && why.contains("unsigned") && !why.contains("ann"),
+            "unsigned words stay out: {why}"
+        );
     }
 }

@@ -42,6 +42,14 @@ fn machine_name() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
+/// A database error in words (the server's own message and SQLSTATE, not just "db error").
+pub fn describe(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(d) => format!("the fleet's database: {} ({})", d.message(), d.code().code()),
+        None => format!("the fleet's database: {e}"),
+    }
+}
+
 /// Connects to the fleet's database (5 s to connect, no TLS: run the agent against a
 /// PostgreSQL on a trusted network or through a local tunnel).
 pub fn connect(url: &str) -> Result<postgres::Client, String> {
@@ -66,7 +74,7 @@ pub fn set_position(
     if reason.trim().is_empty() {
         return Err("--reason must say why".into());
     }
-    let db = |e: postgres::Error| format!("the fleet's database: {e}");
+    let db = |e: postgres::Error| describe(&e);
     let mut tx = client.transaction().map_err(db)?;
     let version: i64 = tx.query_one("SELECT nextval('loopguard_control_version')", &[]).map_err(db)?.get(0);
     let setting = control::Setting {
@@ -81,11 +89,14 @@ pub fn set_position(
         sig: String::new(),
     }
     .sign(key);
-    tx.execute(
+    // Two operators at once: the newer version wins, the older one is told (never a lower
+    // version landing last, which hosts would refuse as a replay).
+    let written = tx.execute(
         "INSERT INTO loopguard_control (fleet, scope, version, position, reason, set_by, set_at, key, sig)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (fleet, scope) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position,
-           reason = EXCLUDED.reason, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, key = EXCLUDED.key, sig = EXCLUDED.sig",
+           reason = EXCLUDED.reason, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, key = EXCLUDED.key, sig = EXCLUDED.sig
+         WHERE loopguard_control.version < EXCLUDED.version",
         &[
             &setting.fleet,
             &setting.scope,
@@ -99,6 +110,11 @@ pub fn set_position(
         ],
     )
     .map_err(db)?;
+    if written == 0 {
+        return Err(format!(
+            "another operator set {scope} of fleet `{fleet}` at the same moment; look at `loopguard fleet status` and set it again"
+        ));
+    }
     tx.execute("SELECT pg_notify('loopguard_control', $1)", &[&fleet]).map_err(db)?;
     tx.commit().map_err(db)?;
     Ok(version)

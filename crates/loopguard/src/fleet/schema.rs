@@ -59,11 +59,12 @@ const LOCK: i64 = 0x6c67_666c;
 
 /// Applies every migration not yet applied; returns the versions applied now.
 pub fn migrate(client: &mut postgres::Client) -> Result<Vec<i32>, postgres::Error> {
-    client.batch_execute(
-        "CREATE TABLE IF NOT EXISTS loopguard_schema (version int PRIMARY KEY, what text NOT NULL, applied_at bigint NOT NULL)",
-    )?;
+    // The lock first: even `CREATE TABLE IF NOT EXISTS` races with itself in PostgreSQL.
     client.execute("SELECT pg_advisory_lock($1)", &[&LOCK])?;
     let result = (|| {
+        client.batch_execute(
+            "CREATE TABLE IF NOT EXISTS loopguard_schema (version int PRIMARY KEY, what text NOT NULL, applied_at bigint NOT NULL)",
+        )?;
         let mut applied = Vec::new();
         for &(version, what, sql) in MIGRATIONS {
             let mut tx = client.transaction()?;

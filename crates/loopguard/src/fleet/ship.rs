@@ -124,8 +124,11 @@ impl Shipper {
                     &[&self.fleet, &self.host, &log, &(first.seq - 1)],
                 )?
                 .map(|r| r.get(0));
-            if before.is_some_and(|h| h != first.prev) {
-                let p = format!("line {} does not follow the line {} the fleet holds", first.seq, first.seq - 1);
+            if before.as_deref() != Some(first.prev.as_str()) {
+                let p = match before {
+                    Some(_) => format!("line {} does not follow the line {} the fleet holds", first.seq, first.seq - 1),
+                    None => format!("the fleet lacks line {} this host shipped before (deleted there?)", first.seq - 1),
+                };
                 drop(tx);
                 c.broken = Some(p.clone());
                 return self.record_problem(client, log, &p);
@@ -227,8 +230,16 @@ fn read_new(path: &Path, c: &Cursor) -> (Vec<Line>, u64, Option<String>) {
     let Ok(buf) = read() else { return (Vec::new(), c.offset, None) };
     let (mut out, mut end) = (Vec::new(), c.offset);
     let (mut seq, mut hash) = (c.seq, c.hash.clone());
+    let whole = buf.len() as u64 == (8 << 20);
     for raw in buf.split_inclusive(|&b| b == b'\n') {
-        if out.len() >= BATCH || raw.last() != Some(&b'\n') {
+        if raw.last() != Some(&b'\n') {
+            // A line longer than one read can never complete: say so rather than wait forever.
+            if out.is_empty() && whole {
+                return (out, end, Some(format!("line {} is longer than 8 MiB", seq + 1)));
+            }
+            break;
+        }
+        if out.len() >= BATCH {
             break;
         }
         let text = String::from_utf8_lossy(&raw[..raw.len() - 1]).into_owned();

@@ -29,6 +29,9 @@ pub struct Chain {
     pub events: i64,
     /// What is wrong, and at which line.
     pub problem: Option<String>,
+    /// The last line's hash.
+    #[serde(skip)]
+    last: String,
 }
 
 /// A host that stopped reporting.
@@ -51,16 +54,33 @@ pub fn verify(client: &mut postgres::Client, fleet: &str, silent_after: i64) -> 
     for row in logs {
         let (host, log): (String, String) = (row.get(0), row.get(1));
         let mut chain = check_chain(client, fleet, &host, &log)?;
-        let shipped: Option<Option<String>> = client
-            .query_opt(
-                "SELECT problem FROM loopguard_ship WHERE fleet = $1 AND host = $2 AND log = $3",
-                &[&fleet, &host, &log],
-            )?
-            .map(|r| r.get(0));
-        if chain.problem.is_none()
-            && let Some(Some(p)) = shipped
-        {
-            chain.problem = Some(format!("the host stopped shipping it: {p}"));
+        let shipped = client.query_opt(
+            "SELECT seq, hash, problem FROM loopguard_ship WHERE fleet = $1 AND host = $2 AND log = $3",
+            &[&fleet, &host, &log],
+        )?;
+        let known = client
+            .query_opt("SELECT 1 FROM loopguard_hosts WHERE fleet = $1 AND host = $2", &[&fleet, &host])?
+            .is_some();
+        if chain.problem.is_none() {
+            chain.problem = match shipped {
+                None => Some("no shipping record: these lines were not sent by a fleet agent".into()),
+                Some(r) => {
+                    let (seq, hash, problem): (i64, String, Option<String>) = (r.get(0), r.get(1), r.get(2));
+                    match problem {
+                        Some(p) => Some(format!("the host stopped shipping it: {p}")),
+                        // The chain must end where the host's cursor says it sent up to: a cut
+                        // tail, or a tail rewritten with fresh hashes, ends elsewhere.
+                        None if seq != chain.events || chain.last != hash => Some(format!(
+                            "the chain ends at line {} but the host shipped up to line {seq}",
+                            chain.events
+                        )),
+                        None => None,
+                    }
+                }
+            };
+        }
+        if chain.problem.is_none() && !known {
+            chain.problem = Some(format!("host `{host}` never reported to this fleet"));
         }
         chains.push(chain);
     }
@@ -82,7 +102,7 @@ fn check_chain(client: &mut postgres::Client, fleet: &str, host: &str, log: &str
         "SELECT seq, hash, prev_hash, line FROM loopguard_audit WHERE fleet = $1 AND host = $2 AND log = $3 ORDER BY seq",
         &[&fleet, &host, &log],
     )?;
-    let mut chain = Chain { host: host.into(), log: log.into(), events: 0, problem: None };
+    let mut chain = Chain { host: host.into(), log: log.into(), events: 0, problem: None, last: GENESIS_HASH.into() };
     let mut prev = GENESIS_HASH.to_string();
     for (i, r) in rows.iter().enumerate() {
         let (seq, hash, prev_hash, line): (i64, String, String, String) = (r.get(0), r.get(1), r.get(2), r.get(3));
@@ -102,7 +122,8 @@ fn check_chain(client: &mut postgres::Client, fleet: &str, host: &str, log: &str
             chain.problem = problem;
             return Ok(chain);
         }
-        prev = hash;
+        prev = hash.clone();
+        chain.last = hash;
         chain.events = seq;
     }
     Ok(chain)

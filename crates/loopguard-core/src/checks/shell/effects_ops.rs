@@ -88,6 +88,11 @@ pub fn ops(c: &Command, e: &mut Effects) {
             RiskLevel::Critical,
             format!("`{p} {}` takes the machine down.", s1.unwrap_or("")),
         ),
+        "pkill" | "killall" if w.iter().any(|a| a.contains("loopguard")) => e.op(
+            SELF_PROTECTION,
+            RiskLevel::Critical,
+            format!("`{p}` of loopguard's own processes (its fleet agent, its dashboard) is for humans only."),
+        ),
         "kill" => {
             // `kill -9 -1`, `kill -s KILL -1`, `kill -- -1`: every process the user can reach.
             let mut rest: &[&str] = &w;
