@@ -9,5 +9,8 @@
 # in `webhook_url` needs no lookup.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# loopguard-console (dashboard, fleet: web server and database client) is a binary of its own so
+# that the hook's stays small; it resolves the fleet database's host name like the webhook above.
+cargo rustc --release -p loopguard --bin loopguard-console --target-dir target/static -- -C target-feature=+crt-static
 cargo rustc --release -p loopguard --bin loopguard --target-dir target/static -- -C target-feature=+crt-static
 echo "target/static/release/loopguard"

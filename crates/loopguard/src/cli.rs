@@ -594,7 +594,7 @@ pub struct BreakGlassArgs {
     /// What is waived: `rule:CODE` or `path:GLOB` (repeatable).
     #[arg(long, required = true)]
     pub scope: Vec<String>,
-    /// How long (e.g. 30m; default and maximum from the policy's [break_glass]).
+    /// How long (e.g. 30m; default and maximum from the policy's `[break_glass]`).
     #[arg(long = "for")]
     pub duration: Option<String>,
     /// Why: recorded in the audit logs and STATE.md.

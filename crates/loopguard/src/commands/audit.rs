@@ -27,18 +27,8 @@ pub(super) fn logs(env: &Env, which: &LogSelect) -> Result<Vec<loopguard_audit::
 
 pub fn run(env: &Env, command: AuditCommand) -> Result<ExitCode, String> {
     match command {
-        AuditCommand::Verify { fleet: true, silent_after, json, .. } => {
-            let m = super::fleet::member(env)?;
-            let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
-            let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after)
-                .map_err(|e| loopguard::fleet::describe(&e))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
-            } else {
-                print!("{}", v.render());
-            }
-            Ok(if v.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
-        }
+        // Served by `loopguard-console`: the hook's binary links no database client.
+        AuditCommand::Verify { fleet: true, .. } => super::console::delegate(),
         AuditCommand::Verify { which, .. } => {
             let state = env.state_home()?;
             let mut all_ok = true;

@@ -67,3 +67,26 @@ fn set(
     println!("fleet {} {scope} set to {position} (version {version})", m.settings.name);
     Ok(())
 }
+
+/// `audit verify --fleet`.
+pub fn verify(env: &Env, silent_after: i64, json: bool) -> Result<ExitCode, String> {
+    let m = member(env)?;
+    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after)
+        .map_err(|e| loopguard::fleet::describe(&e))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", v.render());
+    }
+    Ok(if v.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `dashboard`.
+pub fn dashboard(env: &Env, args: DashboardArgs) -> Result<ExitCode, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
+    let mut workspaces: Vec<PathBuf> = args.workspace.iter().map(|w| cwd.join(w)).collect();
+    workspaces.push(env.workspace_for(&cwd));
+    loopguard::dashboard::run(env, loopguard::dashboard::Options { bind: args.bind, workspaces })?;
+    Ok(ExitCode::SUCCESS)
+}

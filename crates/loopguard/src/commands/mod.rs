@@ -7,9 +7,9 @@ mod audit;
 mod break_glass;
 mod breaker;
 mod certify;
+pub(crate) mod console;
 pub(crate) mod exec;
 mod fetch;
-pub(crate) mod fleet;
 mod grant;
 pub(crate) mod hook;
 mod install;
@@ -50,14 +50,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Fetch(args) => fetch::run(args),
         Command::MergeCheck(args) => merge_check::run(&env, args),
         Command::Doctor(args) => doctor(&env, args),
-        Command::Fleet { command } => fleet::run(&env, command),
-        Command::Dashboard(args) => {
-            let cwd = cwd()?;
-            let mut workspaces: Vec<PathBuf> = args.workspace.iter().map(|w| cwd.join(w)).collect();
-            workspaces.push(env.workspace_for(&cwd));
-            loopguard::dashboard::run(&env, loopguard::dashboard::Options { bind: args.bind, workspaces })?;
-            Ok(ExitCode::SUCCESS)
-        }
+        // Served by `loopguard-console` (web server, database client): the hook's binary links
+        // neither, and starts faster for it.
+        Command::Fleet { .. } | Command::Dashboard(_) => console::delegate(),
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;

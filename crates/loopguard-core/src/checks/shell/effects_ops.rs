@@ -53,7 +53,8 @@ pub fn ops(c: &Command, e: &mut Effects) {
     let (s1, s2) = subcommands(&w);
     let p = c.program.as_str();
     match p {
-        "loopguard" => {
+        // `loopguard-console` serves loopguard's own dashboard and fleet commands.
+        "loopguard" | "loopguard-console" => {
             let human_only = loopguard_human_only(&w, s1, s2);
             if human_only {
                 e.op(SELF_PROTECTION, RiskLevel::Critical, format!("`loopguard {}` is for humans only.", w.join(" ")));
