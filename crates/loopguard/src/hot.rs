@@ -156,13 +156,7 @@ pub fn write<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> St
     loopguard_audit::create_private_dir(&dir).map_err(|e| io(&dir, e))?;
     let mut ws = Locked::open(dir.join(format!("{workspace}.state")))?;
     let doc: HotDoc = ws.read()?;
-    let tx = HotTx {
-        doc: RefCell::new(doc),
-        days: RefCell::new(None),
-        dir,
-        dirty_days: Cell::new(false),
-        tripped: Cell::new(false),
-    };
+    let tx = HotTx::new(doc, dir);
     let out = f(&tx)?;
     let sync = tx.tripped.get();
     if tx.dirty_days.get()
@@ -186,13 +180,7 @@ pub fn peek<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> Sto
         Some(l) => l.read()?,
         None => HotDoc::default(),
     };
-    let tx = HotTx {
-        doc: RefCell::new(doc),
-        days: RefCell::new(None),
-        dir,
-        dirty_days: Cell::new(false),
-        tripped: Cell::new(false),
-    };
+    let tx = HotTx::new(doc, dir);
     let out = f(&tx);
     drop(locked);
     out
@@ -227,6 +215,17 @@ pub fn workspaces(state_home: &Path) -> StoreResult<Vec<String>> {
 }
 
 impl HotTx {
+    /// A transaction over `doc`, the day totals in `dir` read when first asked for.
+    fn new(doc: HotDoc, dir: PathBuf) -> HotTx {
+        HotTx {
+            doc: RefCell::new(doc),
+            days: RefCell::new(None),
+            dir,
+            dirty_days: Cell::new(false),
+            tripped: Cell::new(false),
+        }
+    }
+
     /// The whole document, mutably.
     pub fn doc(&self) -> std::cell::RefMut<'_, HotDoc> {
         self.doc.borrow_mut()

@@ -115,24 +115,27 @@ pub fn grant_list(env: &Env, t: &Target) -> Result<GrantList, String> {
     let grants = store
         .grants
         .iter()
-        .map(|g| GrantView {
-            id: g.id,
-            tool: g.tool.clone(),
-            resource: g.resource.clone(),
-            scope: format!("{:?}", g.scope),
-            created_by: g.created_by.clone(),
-            reason: g.reason.clone(),
-            created_at: g.created_at,
-            expires_at: g.expires_at,
-            active: g.expires_at.is_none_or(|e| n < e)
-                && !(g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r)),
-            state: if g.expires_at.is_some_and(|e| n >= e) {
-                "expired".to_string()
-            } else if g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r) {
-                "revoked by a breaker trip".to_string()
-            } else {
-                g.expires_at.map_or("in force".to_string(), |e| format!("in force until {}", time(e)))
-            },
+        .map(|g| {
+            let expired = g.expires_at.is_some_and(|e| n >= e);
+            let revoked = g.is_temporary() && store.revoked_at.is_some_and(|r| g.created_at <= r);
+            GrantView {
+                id: g.id,
+                tool: g.tool.clone(),
+                resource: g.resource.clone(),
+                scope: format!("{:?}", g.scope),
+                created_by: g.created_by.clone(),
+                reason: g.reason.clone(),
+                created_at: g.created_at,
+                expires_at: g.expires_at,
+                active: !expired && !revoked,
+                state: if expired {
+                    "expired".to_string()
+                } else if revoked {
+                    "revoked by a breaker trip".to_string()
+                } else {
+                    g.expires_at.map_or("in force".to_string(), |e| format!("in force until {}", time(e)))
+                },
+            }
         })
         .collect();
     Ok(GrantList { grants, warnings: store.warnings() })
