@@ -75,6 +75,8 @@ as_pg "$pgbin/initdb" -D "$pgdir/data" -U postgres -A trust >/dev/null
 as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
   -o "-c listen_addresses='' -k $pgdir -c max_connections=300 -c fsync=off" start >/dev/null
 export LOOPGUARD_TEST_PG="host=$pgdir user=postgres"
+# A test that kills PostgreSQL mid-run starts a cluster of its own with these binaries.
+export LOOPGUARD_TEST_PGBIN="$pgbin"
 
 # The module graph stays acyclic and no new function grows past 80 lines (scripts/structure.py).
 python3 scripts/structure.py cycles

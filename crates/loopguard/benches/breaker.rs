@@ -53,6 +53,7 @@ fn one_call(s: &Setup, decision: &loopguard_core::Decision) {
             "session",
             loopguard::breaker::Usage::Transcript(Some(&s.transcript)),
             now,
+            None,
         )?;
         loopguard::breaker::after(tx, cfg, &mut b, decision, now, &s.ws)?;
         Ok(())

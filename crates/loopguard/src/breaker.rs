@@ -42,6 +42,20 @@ pub struct Before {
     /// Models first seen without a price in this call (charged at the table's ceiling): the
     /// hook tells the human once, so they can add them to `[prices]`.
     pub newly_estimated: Vec<String>,
+    /// In a fleet: this host's ledger for today as it stood before this call's own turn in
+    /// flight was added (what the fleet's budgets are checked against).
+    pub fleet_day: Option<crate::fleet::budget::FleetDay>,
+    /// In a fleet: the workspace's repository key.
+    pub fleet_repo: String,
+}
+
+/// In a fleet: where this workspace's spend is counted.
+#[derive(Debug, Clone, Copy)]
+pub struct FleetLedger<'a> {
+    /// The workspace's repository key (empty: none).
+    pub repo: &'a str,
+    /// The reservation size (the floor of a turn's estimate).
+    pub reservation: crate::fleet::budget::Meter,
 }
 
 /// How a run's USD reads: "estimated (unknown model X, Y)" when some messages were charged at
@@ -83,14 +97,16 @@ pub enum Usage<'a> {
     NotReported,
 }
 
-/// Reads usage the run has not counted yet from the transcript.
+/// Reads usage the run has not counted yet from the transcript (into the fleet's ledger too,
+/// where there is one).
+#[allow(clippy::too_many_arguments)]
 fn read_usage(
     tx: &Tx,
     run: &mut Run,
     doc: &mut WsDoc,
     cfg: &BreakerConfig,
     transcript: Option<&Path>,
-    now: i64,
+    (now, fleet): (i64, Option<FleetLedger<'_>>),
     newly_estimated: &mut Vec<String>,
 ) -> StoreResult<()> {
     let Some(path) = transcript else {
@@ -155,6 +171,9 @@ fn read_usage(
         }
         doc.add_spend(now, m.usd);
         tx.add_day_spend(&day_of(now), m.usd)?;
+        if let Some(f) = fleet {
+            tx.fleet_day(&day_of(now), |d| d.add_turn(&run.session, f.repo, m.usd, m.tokens))?;
+        }
     }
     run.transcript_offset = i64::try_from(offset + end as u64 + 1).unwrap_or(i64::MAX);
     run.transcript_error = None;
@@ -219,7 +238,9 @@ fn trip_on(
     Ok(new)
 }
 
-/// Before the gate decides a PreToolUse.
+/// Before the gate decides a PreToolUse. In a fleet (`fleet`), the call's answer will be
+/// followed by one more model turn: it is recorded in flight for the session.
+#[allow(clippy::too_many_arguments)]
 pub fn before(
     tx: &Tx,
     cfg: &BreakerConfig,
@@ -228,19 +249,28 @@ pub fn before(
     session: &str,
     usage: Usage<'_>,
     now: i64,
+    fleet: Option<FleetLedger<'_>>,
 ) -> StoreResult<Before> {
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
     let mut newly_estimated = Vec::new();
     match usage {
         Usage::Transcript(transcript) => {
-            read_usage(tx, &mut run, &mut doc, cfg, transcript, now, &mut newly_estimated)?;
+            read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut newly_estimated)?;
         }
         Usage::NotReported => {
             run.transcript_error = None;
             run.spend_unreported = true;
         }
     }
+    let fleet_day = match fleet {
+        Some(f) => Some(tx.fleet_day(&day_of(now), |d| {
+            let before = d.clone();
+            d.set_in_flight(session, f.repo, d.estimate(f.reservation), now);
+            before
+        })?),
+        None => None,
+    };
     let m = metrics(tx, cfg, &run, &doc, now)?;
     let cleared = doc.breaker.recover(now, &cfg.rules, &m, cfg.hysteresis);
     let new_trips = trip_on(tx, cfg, &mut doc, &m, now, workspace_path)?;
@@ -254,6 +284,8 @@ pub fn before(
         daily_usd: m.daily_usd,
         velocity: m.velocity,
         newly_estimated,
+        fleet_day,
+        fleet_repo: fleet.map(|f| f.repo.to_string()).unwrap_or_default(),
     })
 }
 
@@ -306,6 +338,30 @@ pub fn after(
     tx.save_run(&b.run)?;
     b.new_trips.extend(new.iter().cloned());
     Ok(new)
+}
+
+/// The agent stopped (or the session ended): the usage of its last turns is read now, so the
+/// day's spend and the fleet's ledger count it (no tool call may follow to read it), and the
+/// session has no turn in flight any more. Trips on it take effect at the next call.
+pub fn settle(
+    tx: &Tx,
+    cfg: &BreakerConfig,
+    workspace: &str,
+    session: &str,
+    usage: Usage<'_>,
+    (now, fleet): (i64, Option<FleetLedger<'_>>),
+) -> StoreResult<()> {
+    let Usage::Transcript(transcript) = usage else { return Ok(()) };
+    let mut run = tx.run(workspace, session, now)?;
+    let mut doc = tx.ws(workspace)?;
+    read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut Vec::new())?;
+    if fleet.is_some() {
+        tx.fleet_day(&day_of(now), |d| {
+            d.in_flight.remove(session);
+        })?;
+    }
+    tx.save_run(&run)?;
+    tx.set_ws(workspace, &doc)
 }
 
 /// A failed evidence write (audit or escalation) in a run: counted, and tripped on.

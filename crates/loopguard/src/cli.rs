@@ -123,8 +123,45 @@ pub enum FleetCommand {
         #[arg(long)]
         reason: String,
     },
-    /// This host's view: the positions accepted and refused, and the key to pin for operators.
+    /// This host's view: the positions accepted and refused, the budgets reserved for it, and
+    /// the key to pin for operators.
     Status {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shared budgets: daily USD and token limits per fleet, group or repository.
+    Budget {
+        #[command(subcommand)]
+        command: BudgetCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum BudgetCommand {
+    /// Set a daily budget for a scope: `*` (the whole fleet), `group:NAME` or `repo:HOST/PATH`
+    /// (the repository's `origin`, e.g. `repo:github.com/org/app`).
+    Set {
+        /// The scope.
+        scope: String,
+        /// US dollars a day (e.g. 10 or 12.50).
+        #[arg(long)]
+        usd: Option<f64>,
+        /// Tokens a day.
+        #[arg(long)]
+        tokens: Option<u64>,
+    },
+    /// Remove a budget (its ledger stays, for the record).
+    Remove {
+        /// The scope.
+        scope: String,
+    },
+    /// The ledger of a day: each budget's limit, what the hosts hold and spent, overshoot, and
+    /// whether it reconciles. Exit 1 when a ledger does not reconcile or was overspent.
+    Status {
+        /// The UTC day (default today), `YYYY-MM-DD`.
+        #[arg(long)]
+        day: Option<String>,
         /// JSON output.
         #[arg(long)]
         json: bool,

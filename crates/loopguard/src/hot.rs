@@ -67,6 +67,9 @@ pub struct HotDoc {
 pub struct Days {
     /// `day → (usd, count of unpriced spend)`.
     pub days: BTreeMap<String, (f64, i64)>,
+    /// In a fleet: `day →` this host's spend in integer units, per repository, and the turns
+    /// in flight (what the fleet agent settles and reserves against).
+    pub fleet: BTreeMap<String, crate::fleet::budget::FleetDay>,
 }
 
 fn io(path: &Path, e: std::io::Error) -> String {
@@ -195,6 +198,16 @@ pub fn read(state_home: &Path, workspace: &str) -> StoreResult<HotDoc> {
     Locked::open(path)?.read()
 }
 
+/// This host's fleet ledger for `day`, read under the day totals' lock (for the fleet agent).
+pub fn fleet_day(state_home: &Path, day: &str) -> StoreResult<crate::fleet::budget::FleetDay> {
+    let path = dir(state_home).join("days.state");
+    if !path.exists() {
+        return Ok(Default::default());
+    }
+    let days: Days = Locked::open(path)?.read()?;
+    Ok(days.fleet.get(day).cloned().unwrap_or_default())
+}
+
 /// Every workspace key with hot state.
 pub fn workspaces(state_home: &Path) -> StoreResult<Vec<String>> {
     let dir = dir(state_home);
@@ -290,6 +303,20 @@ impl HotTx {
         }
         self.dirty_days.set(true);
         Ok(())
+    }
+
+    /// Runs `f` on this host's fleet ledger for `day` (created if new; days beyond the last
+    /// few are dropped).
+    pub fn fleet_day<T>(&self, day: &str, f: impl FnOnce(&mut crate::fleet::budget::FleetDay) -> T) -> StoreResult<T> {
+        let mut slot = self.days()?;
+        let Some((_, d)) = slot.as_mut() else { return Err("the day totals did not open".into()) };
+        let out = f(d.fleet.entry(day.to_string()).or_default());
+        while d.fleet.len() > 3 {
+            let Some(first) = d.fleet.keys().next().cloned() else { break };
+            d.fleet.remove(&first);
+        }
+        self.dirty_days.set(true);
+        Ok(out)
     }
 
     /// USD spent on a day, all workspaces; `None` if some spend had no price.

@@ -1,7 +1,8 @@
 //! The fleet against a real PostgreSQL (scripts/test.sh starts a private cluster on a Unix socket
 //! and names it in LOOPGUARD_TEST_PG): the schema, three simulated hosts (separate state homes,
 //! separate `loopguard fleet agent` processes), fleet positions and what may lift them, audit
-//! shipping and `audit verify --fleet`.
+//! shipping and `audit verify --fleet`, shared budgets — and, on a cluster of its own, the
+//! database killed mid-run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -67,8 +68,15 @@ impl Host {
     }
 
     fn start_agent(&mut self) {
-        let child = self.sb.command(&["fleet", "agent"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        // Its stderr is kept (appended across restarts) for a failing test to show.
+        let log =
+            std::fs::OpenOptions::new().create(true).append(true).open(self.sb.root.path().join("agent.log")).unwrap();
+        let child = self.sb.command(&["fleet", "agent"]).stdout(Stdio::null()).stderr(log).spawn().unwrap();
         self.agent = Some(child);
+    }
+
+    fn agent_log(&self) -> String {
+        std::fs::read_to_string(self.sb.root.path().join("agent.log")).unwrap_or_default()
     }
 
     fn stop_agent(&mut self) {
@@ -162,8 +170,8 @@ fn migrations_are_versioned_idempotent_and_safe_to_race() {
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     }
     let first = String::from_utf8_lossy(&runs[0].stdout).to_string();
-    assert!(first.contains("applied migration(s) [1]"), "{first}");
-    assert!(String::from_utf8_lossy(&runs[2].stdout).contains("up to date (version 1)"));
+    assert!(first.contains("applied migration(s) [1, 2]"), "{first}");
+    assert!(String::from_utf8_lossy(&runs[2].stdout).contains("up to date (version 2)"));
     let db2 = Db::new();
     let (op2, _) = operator(&db2);
     let racing: Vec<Child> =
@@ -172,7 +180,7 @@ fn migrations_are_versioned_idempotent_and_safe_to_race() {
         assert!(c.wait().unwrap().success());
     }
     let n: i64 = db2.client().query_one("SELECT count(*) FROM loopguard_schema", &[]).unwrap().get(0);
-    assert_eq!(n, 1);
+    assert_eq!(n, 2);
 }
 
 #[test]
@@ -350,4 +358,357 @@ fn shipped_logs_verify_and_tampering_gaps_and_silence_are_caught() {
     let v: Value = serde_json::from_str(&out).unwrap();
     let h1 = v["chains"].as_array().unwrap().iter().find(|c| c["host"] == "h1").unwrap();
     assert!(h1["problem"].as_str().unwrap_or("").contains("stopped shipping"), "{h1}");
+}
+
+/// One model turn in a session's transcript: `claude-sonnet-4` at $3 / $15 per million tokens,
+/// 10,000 tokens in and `out` out. Returns its cost in micro-dollars.
+fn turn(transcript: &std::path::Path, id: &str, out: u64) -> i64 {
+    use std::io::Write;
+    let line = json!({"type": "assistant", "message": {"id": id, "model": "claude-sonnet-4", "role": "assistant",
+        "content": [{"type": "text", "text": "…"}],
+        "usage": {"input_tokens": 10_000, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}});
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(transcript).unwrap();
+    writeln!(f, "{line}").unwrap();
+    30_000 + out as i64 * 15
+}
+
+/// A call in one of a host's sessions.
+fn read_in(h: &Host, session: &str, id: &str) -> (String, String) {
+    let ev = json!({
+        "session_id": session, "transcript_path": h.sb.root.path().join(format!("{session}.jsonl")), "cwd": h.sb.ws,
+        "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
+        "tool_name": "Read", "tool_input": { "file_path": h.sb.ws.join("README.md") }, "tool_use_id": id
+    });
+    decision(&h.sb.hook_with(DEADLINE, ev.to_string().as_bytes())).unwrap_or(("allow".into(), String::new()))
+}
+
+/// The session's agent stopped (its last turns' usage is read then).
+fn stop_in(h: &Host, session: &str) {
+    let ev = json!({
+        "session_id": session, "transcript_path": h.sb.root.path().join(format!("{session}.jsonl")), "cwd": h.sb.ws,
+        "hook_event_name": "Stop", "stop_hook_active": false
+    });
+    let out = h.sb.hook_with(DEADLINE, ev.to_string().as_bytes());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// What the fleet reserved for a host, as its mirror says (micro-dollars), for `*`.
+fn reserved(h: &Host) -> i64 {
+    let Ok(text) = std::fs::read(h.sb.state.join("fleet/control.json")) else { return 0 };
+    let v: Value = serde_json::from_slice(&text).unwrap();
+    v["budgets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["scope"] == "*")
+        .map_or(0, |b| b["granted"]["usd"].as_i64().unwrap())
+}
+
+/// How one simulated agent session spends: a turn (its cost), then a tool call; a refusal that
+/// says the budget is spent ends it after the model's reaction turn; a refusal while the agent
+/// reserves more is retried after that reaction turn (it costs a turn, as it would).
+fn session(h: &Host, session: &str, seed: usize, pace: Duration) -> (i64, usize) {
+    let transcript = h.sb.root.path().join(format!("{session}.jsonl"));
+    let (mut spent, mut calls) = (0, 0);
+    for n in 0..400 {
+        spent += turn(&transcript, &format!("{session}-m{n}"), 2000 * ((seed + n) % 3) as u64);
+        let (verdict, why) = read_in(h, session, &format!("{session}-c{n}"));
+        calls += 1;
+        if verdict == "allow" {
+            std::thread::sleep(pace);
+            continue;
+        }
+        assert!(why.contains("fleet budget") || why.contains("reservation"), "{session}: {verdict}: {why}");
+        if why.contains("budget is spent") {
+            spent += turn(&transcript, &format!("{session}-last"), 0);
+            stop_in(h, session);
+            return (spent, calls);
+        }
+        std::thread::sleep(pace);
+    }
+    panic!("{session} never ran out of budget");
+}
+
+fn budget_hosts(db: &Db, key: &str, extra: &str) -> Vec<Host> {
+    ["h1", "h2", "h3"]
+        .iter()
+        .map(|name| {
+            let h = Host::new(db, name, "dev", key);
+            h.sb.user_policy(&format!(
+                "version = 1\n[breaker]\nprofile = \"loop\"\n[fleet]\ndatabase_url = \"{}\"\nname = \"f\"\nhost = \"{name}\"\ngroup = \"dev\"\nheartbeat = \"1s\"\noperator_keys = [\"{key}\"]\n{extra}",
+                db.url()
+            ));
+            h
+        })
+        .collect()
+}
+
+fn ledger(db: &Db) -> (i64, i64, i64, i64) {
+    let r = db
+        .client()
+        .query_one(
+            "SELECT b.usd_granted, b.usd_over, (SELECT coalesce(sum(usd_spent), 0)::bigint FROM loopguard_grant g WHERE g.scope = b.scope AND g.day = b.day),
+                    (SELECT coalesce(sum(usd_granted), 0)::bigint FROM loopguard_grant g WHERE g.scope = b.scope AND g.day = b.day)
+             FROM loopguard_budget b WHERE b.scope = '*'",
+            &[],
+        )
+        .unwrap();
+    (r.get(0), r.get(1), r.get(2), r.get(3))
+}
+
+fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(secs), "{what}: not after {secs} s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn twelve_sessions_on_three_hosts_never_overspend_a_shared_budget_and_the_ledger_reconciles() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let (code, out, err) = op.run(&["fleet", "budget", "set", "*", "--usd", "10"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let mut hosts = budget_hosts(&db, &key, "");
+    for h in &mut hosts {
+        h.start_agent();
+    }
+    for h in &hosts {
+        wait_until("a first reservation", 30, || reserved(h) > 0);
+    }
+    // 3 hosts × 4 sessions at once, each until the budget is spent.
+    let results: Vec<(i64, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, h)| (0..4).map(move |j| (i, j, h)))
+            .map(|(i, j, h)| s.spawn(move || session(h, &format!("s{j}"), i * 4 + j, Duration::from_millis(300))))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let spent: i64 = results.iter().map(|r| r.0).sum();
+    eprintln!("sessions (spent µ$, calls): {results:?}; total {spent}");
+    assert!(spent <= 10_000_000, "12 sessions spent {spent} micro-dollars against $10");
+    assert!(spent >= 8_000_000, "the sessions ran into the limit: {spent} spent of $10");
+    // The agents settle what the hooks counted: to the micro-dollar, no overshoot.
+    wait_until("the ledger settles", 30, || ledger(&db).2 == spent);
+    let (granted, over, settled, grants) = ledger(&db);
+    assert_eq!((settled, over), (spent, 0));
+    assert!(granted <= 10_000_000 && granted == grants, "granted {granted}, sum of grants {grants}");
+    let (code, out, err) = op.run(&["fleet", "budget", "status"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("reconciles") && out.contains("limit $10.00"), "{out}");
+    // The database itself refuses an overspending reservation, whatever a writer tries.
+    let e = db.client().execute("UPDATE loopguard_budget SET usd_granted = usd_limit + 1 WHERE scope = '*'", &[]);
+    assert!(e.is_err(), "the CHECK constraint holds");
+}
+
+/// A PostgreSQL cluster of one test's own (so it can be killed), on a Unix socket in `dir`.
+struct Cluster {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+}
+
+impl Cluster {
+    fn new() -> Cluster {
+        let bin = std::path::PathBuf::from(
+            std::env::var("LOOPGUARD_TEST_PGBIN")
+                .expect("LOOPGUARD_TEST_PGBIN names PostgreSQL's binaries (scripts/test.sh)"),
+        );
+        let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let dir = tempfile::Builder::new().prefix("pg-").tempdir_in(base).unwrap();
+        if Self::root() {
+            // initdb refuses root: the cluster runs as Debian's `postgres` user.
+            assert!(std::process::Command::new("chown").arg("postgres").arg(dir.path()).status().unwrap().success());
+        }
+        let c = Cluster { dir, bin };
+        let data = c.dir.path().join("data");
+        assert!(
+            c.pg("initdb")
+                .args(["-U", "postgres", "-A", "trust", "-D"])
+                .arg(&data)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap()
+                .success()
+        );
+        c.start();
+        c
+    }
+
+    fn root() -> bool {
+        String::from_utf8_lossy(&std::process::Command::new("id").arg("-u").output().unwrap().stdout).trim() == "0"
+    }
+
+    fn pg(&self, tool: &str) -> std::process::Command {
+        let exe = self.bin.join(tool);
+        if Self::root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            std::process::Command::new(exe)
+        }
+    }
+
+    fn start(&self) {
+        let sock = self.dir.path().display().to_string();
+        let ok = self
+            .pg("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .arg("-l")
+            .arg(self.dir.path().join("log"))
+            .args(["-w", "-o", &format!("-c listen_addresses='' -k {sock} -c fsync=off"), "start"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    /// As a crash: no shutdown checkpoint, connections cut.
+    fn kill(&self) {
+        let ok = self
+            .pg("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.path().join("data"))
+            .args(["-m", "immediate", "-w", "stop"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn db(&self) -> Db {
+        let base = format!("host={} user=postgres", self.dir.path().display());
+        let mut admin = postgres::Client::connect(&format!("{base} dbname=postgres"), postgres::NoTls).unwrap();
+        admin.batch_execute("CREATE DATABASE lg").unwrap();
+        Db { name: "lg".into(), base }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ =
+            self.pg("pg_ctl").arg("-D").arg(self.dir.path().join("data")).args(["-m", "immediate", "stop"]).output();
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+/// When the host's agent last wrote its mirror.
+fn mirror_checked(h: &Host) -> i64 {
+    let Ok(text) = std::fs::read(h.sb.state.join("fleet/control.json")) else { return 0 };
+    serde_json::from_slice::<Value>(&text).unwrap()["checked_at"].as_i64().unwrap_or(0)
+}
+
+fn local_lines(h: &Host) -> i64 {
+    std::fs::read_dir(h.sb.state.join("audit"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count() as i64)
+        .sum()
+}
+
+#[test]
+fn with_the_database_killed_hosts_spend_only_their_reservations_then_catch_up_losing_nothing() {
+    let cluster = Cluster::new();
+    let db = cluster.db();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let (code, out, err) = op.run(&["fleet", "budget", "set", "*", "--usd", "10"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let mut hosts = budget_hosts(&db, &key, "reservation_usd = 0.5\n");
+    for h in &mut hosts {
+        h.start_agent();
+    }
+    for h in &hosts {
+        wait_until("a first reservation", 30, || reserved(h) > 0);
+    }
+    let mut spent = 0;
+    let mut n = 0;
+    let step = |h: &Host, spent: &mut i64, n: &mut usize| -> (String, String) {
+        *n += 1;
+        *spent += turn(&h.sb.root.path().join("s.jsonl"), &format!("m{n}"), 2000);
+        read_in(h, "s", &format!("c{n}"))
+    };
+    for h in &hosts {
+        for _ in 0..2 {
+            assert_eq!(step(h, &mut spent, &mut n).0, "allow");
+        }
+    }
+    // Down, mid-run. Every host goes on within what it holds, then refuses spend.
+    cluster.kill();
+    for h in &hosts {
+        let held = reserved(h);
+        let before = spent;
+        let mut allowed = 0;
+        loop {
+            let (verdict, why) = step(h, &mut spent, &mut n);
+            if verdict != "allow" {
+                assert!(why.contains("reservation") && why.contains("is used"), "{why}");
+                break;
+            }
+            allowed += 1;
+            assert!(allowed < 50, "a host without its database spends on and on");
+        }
+        assert!(allowed >= 1, "a host goes on within its reservation");
+        // Its spend while the database was away, the reaction turn included, stays within it.
+        let host_total = spent - before;
+        assert!(host_total <= held, "spent {host_total} with {held} held");
+        // And stays refused: the agent cannot reserve more while the database is away.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(step(h, &mut spent, &mut n).0, "deny");
+    }
+    let lines_down: Vec<i64> = hosts.iter().map(local_lines).collect();
+    // Back: the agents reconnect, settle, reserve again; the calls go on.
+    let restarted = now_secs();
+    cluster.start();
+    for h in &hosts {
+        // The agent reports again (each retry before that would cost a turn), then calls go on.
+        wait_until(&format!("the agent reconnects: {}", h.agent_log()), 60, || mirror_checked(h) > restarted);
+        let mut tries = 0;
+        loop {
+            let (verdict, why) = step(h, &mut spent, &mut n);
+            if verdict == "allow" {
+                break;
+            }
+            tries += 1;
+            assert!(tries < 10, "still refused after the agent reported: {why}\n{}", h.agent_log());
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+    for h in &hosts {
+        stop_in(h, "s");
+    }
+    wait_until("the ledger settles", 30, || ledger(&db).2 == spent);
+    let (granted, over, settled, grants) = ledger(&db);
+    assert_eq!((settled, over), (spent, 0));
+    assert_eq!(granted, grants);
+    // Every audit event written while the database was away arrived, once.
+    let mut c = db.client();
+    for (i, h) in hosts.iter().enumerate() {
+        assert!(local_lines(h) > lines_down[i]);
+        let name = format!("h{}", i + 1);
+        wait_until("shipping catches up", 30, || {
+            let shipped: i64 =
+                c.query_one("SELECT count(*) FROM loopguard_audit WHERE host = $1", &[&name]).unwrap().get(0);
+            shipped == local_lines(h)
+        });
+    }
+    let dups: i64 = c
+        .query_one(
+            "SELECT count(*) FROM (SELECT host, log, hash FROM loopguard_audit GROUP BY 1, 2, 3 HAVING count(*) > 1) d",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(dups, 0);
+    let (code, out, err) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -1001,10 +1001,13 @@ mod tests;
 fn fleet_toml(f: &FleetSettings) -> String {
     let keys = f.operator_keys.iter().map(|k| toml_str(k)).collect::<Vec<_>>().join(", ");
     let mut out = format!(
-        "\n[fleet]\ndatabase_url = {}\nname = {}\nheartbeat = \"{}s\"\noperator_keys = [{keys}]\n",
+        "\n[fleet]\ndatabase_url = {}\nname = {}\nheartbeat = \"{}s\"\noperator_keys = [{keys}]\nreservation_usd = {}\nreservation_tokens = {}\nlease = \"{}s\"\n",
         toml_str(&f.redacted_url()),
         toml_str(&f.name),
-        f.heartbeat
+        f.heartbeat,
+        f.reservation_micro_usd as f64 / 1e6,
+        f.reservation_tokens,
+        f.lease
     );
     for (k, v) in [("host", &f.host), ("group", &f.group)] {
         if let Some(v) = v {

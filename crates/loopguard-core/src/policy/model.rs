@@ -97,6 +97,14 @@ pub struct FleetSettings {
     pub heartbeat: u64,
     /// Ed25519 public keys (hex) of the operators whose signature may lift a fleet position.
     pub operator_keys: Vec<String>,
+    /// Micro-dollars the agent reserves from a fleet budget at a time (`reservation_usd`,
+    /// default 1.00).
+    pub reservation_micro_usd: i64,
+    /// Tokens the agent reserves from a fleet token budget at a time (default 200,000).
+    pub reservation_tokens: u64,
+    /// Seconds a reservation is held without the agent renewing it (default 300): after that
+    /// the host spends nothing more from it, and the fleet takes its unused part back.
+    pub lease: u64,
 }
 
 impl Default for FleetSettings {
@@ -108,6 +116,9 @@ impl Default for FleetSettings {
             group: None,
             heartbeat: 1,
             operator_keys: Vec::new(),
+            reservation_micro_usd: 1_000_000,
+            reservation_tokens: 200_000,
+            lease: 300,
         }
     }
 }

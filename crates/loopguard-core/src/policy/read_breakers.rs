@@ -402,7 +402,17 @@ impl Reader<'_> {
     }
 
     pub(crate) fn fleet(&mut self, v: &Spanned<DeValue<'_>>, out: &mut BreakerLayer) {
-        const KNOWN: &[&str] = &["database_url", "name", "host", "group", "heartbeat", "operator_keys"];
+        const KNOWN: &[&str] = &[
+            "database_url",
+            "name",
+            "host",
+            "group",
+            "heartbeat",
+            "operator_keys",
+            "reservation_usd",
+            "reservation_tokens",
+            "lease",
+        ];
         let Some(t) = self.table(v, "[fleet]") else { return };
         // Which fleet a host obeys and whose word lifts a stop: the user's call only — not even
         // an approved project policy's.
@@ -419,6 +429,18 @@ impl Reader<'_> {
                 "host" => f.host = self.string(v, "fleet.host").map(|s| s.value),
                 "group" => f.group = self.string(v, "fleet.group").map(|s| s.value),
                 "heartbeat" => f.heartbeat = self.duration(v, "fleet.heartbeat").unwrap_or(f.heartbeat).max(1),
+                "reservation_usd" => match self.number(v, "fleet.reservation_usd") {
+                    Some(n) if (0.01..=1e9).contains(&n) => f.reservation_micro_usd = (n * 1e6).round() as i64,
+                    Some(_) => self.err(v.span(), "policy-value", "fleet.reservation_usd must be from 0.01 to 10^9"),
+                    None => {}
+                },
+                "reservation_tokens" => match self.number(v, "fleet.reservation_tokens") {
+                    Some(n) if (1.0..=1e12).contains(&n) => f.reservation_tokens = n as u64,
+                    Some(_) => self.err(v.span(), "policy-value", "fleet.reservation_tokens must be from 1 to 10^12"),
+                    None => {}
+                },
+                // A lease shorter than a minute would lapse at every slow heartbeat.
+                "lease" => f.lease = self.duration(v, "fleet.lease").unwrap_or(f.lease).max(60),
                 "operator_keys" => {
                     for k in self.strings(v, "fleet.operator_keys") {
                         if k.value.len() == 64 && k.value.bytes().all(|b| b.is_ascii_hexdigit()) {

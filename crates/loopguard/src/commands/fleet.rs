@@ -27,13 +27,15 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         FleetCommand::Agent { once } => loopguard::fleet::agent::run(&state, &m, once)?,
         FleetCommand::Set { position, group, reason } => set(&state, &m, &position, group, &reason)?,
         FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
+        FleetCommand::Budget { command } => return budget(&m, command),
         FleetCommand::Status { json } => {
             let mirror = loopguard::fleet::agent::mirror(&state, &m)?;
             let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
             let cap = mirror.cap(m.settings.group.as_deref()).map(|(p, s)| (p.as_str(), s.version, s.reason.clone()));
             if json {
                 let v = serde_json::json!({ "fleet": m.settings.name, "host": m.host, "group": m.settings.group,
-                    "cap": cap, "scopes": mirror.scopes, "refused": mirror.refused, "operator_key": key });
+                    "cap": cap, "scopes": mirror.scopes, "refused": mirror.refused, "operator_key": key,
+                    "budgets": mirror.budgets });
                 println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
             } else {
                 println!("fleet {} · host {} · database {}", m.settings.name, m.host, m.settings.redacted_url());
@@ -43,6 +45,22 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
                 }
                 for r in &mirror.refused {
                     println!("refused: {r}");
+                }
+                for a in &mirror.budgets {
+                    let usd = a.usd_limit.map(|l| {
+                        format!(
+                            "{} of {} a day",
+                            loopguard::fleet::budget::dollars(a.granted.usd),
+                            loopguard::fleet::budget::dollars(l)
+                        )
+                    });
+                    let tokens = a.token_limit.map(|l| format!("{} of {l} tokens a day", a.granted.tokens));
+                    let what = [usd, tokens].into_iter().flatten().collect::<Vec<_>>().join(", ");
+                    println!(
+                        "budget {} ({}): reserved here {what}",
+                        a.scope,
+                        if a.day.is_empty() { "not reserved yet" } else { &a.day }
+                    );
                 }
                 if let Some(k) = key {
                     println!("this state home's key (pin it in operator_keys to let it lift positions): {k}");
@@ -88,5 +106,68 @@ pub fn dashboard(env: &Env, args: DashboardArgs) -> Result<ExitCode, String> {
     let mut workspaces: Vec<PathBuf> = args.workspace.iter().map(|w| cwd.join(w)).collect();
     workspaces.push(env.workspace_for(&cwd));
     loopguard::dashboard::run(env, loopguard::dashboard::Options { bind: args.bind, workspaces })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fleet budget …`.
+fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCode, String> {
+    use loopguard::fleet::{budget::dollars, reserve};
+    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let fleet = &m.settings.name;
+    match command {
+        BudgetCommand::Set { scope, usd, tokens } => {
+            let usd = match usd {
+                Some(u) if u.is_finite() && (0.0..=1e9).contains(&u) => Some(loopguard::fleet::budget::micro(u)),
+                Some(u) => return Err(format!("--usd must be from 0 to 10^9 dollars, found {u}")),
+                None => None,
+            };
+            let tokens = tokens.map(|t| i64::try_from(t).unwrap_or(i64::MAX));
+            reserve::define(&mut client, fleet, &scope, (usd, tokens))?;
+            println!("fleet {fleet}: budget {scope} set");
+        }
+        BudgetCommand::Remove { scope } => {
+            if !reserve::remove(&mut client, fleet, &scope)? {
+                return Err(format!("fleet {fleet} has no budget {scope}"));
+            }
+            println!("fleet {fleet}: budget {scope} removed");
+        }
+        BudgetCommand::Status { day, json } => {
+            let day = day.unwrap_or_else(|| loopguard::model::day_of(loopguard::effects::now()));
+            let ledgers = reserve::ledger(&mut client, fleet, &day).map_err(|e| loopguard::fleet::describe(&e))?;
+            let bad = ledgers.iter().any(|l| !l.reconciles || l.over.usd > 0 || l.over.tokens > 0);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&ledgers).map_err(|e| e.to_string())?);
+            } else if ledgers.is_empty() {
+                println!("fleet {fleet}: no budget was used on {day}");
+            }
+            for l in ledgers.iter().filter(|_| !json) {
+                let limit = [l.usd_limit.map(dollars), l.token_limit.map(|t| format!("{t} tokens"))];
+                println!(
+                    "{} on {}: limit {} · reserved {} / {} tokens · spent {} / {} tokens · over {} / {} tokens · {}",
+                    l.scope,
+                    l.day,
+                    limit.into_iter().flatten().collect::<Vec<_>>().join(" and "),
+                    dollars(l.granted.usd),
+                    l.granted.tokens,
+                    dollars(l.spent.usd),
+                    l.spent.tokens,
+                    dollars(l.over.usd),
+                    l.over.tokens,
+                    if l.reconciles { "reconciles" } else { "DOES NOT RECONCILE" }
+                );
+                for (host, granted, spent, lease) in &l.hosts {
+                    println!(
+                        "  {host}: reserved {} spent {} ({} tokens), lease until {lease}",
+                        dollars(granted.usd),
+                        dollars(spent.usd),
+                        spent.tokens
+                    );
+                }
+            }
+            if bad {
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

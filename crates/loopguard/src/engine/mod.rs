@@ -176,8 +176,14 @@ impl<'a> Engine<'a> {
         let ws_key = workspace_key(&p.workspace);
         let cfg = policy.breaker();
         let (mut sandbox_notice, mut ended_yolo) = (false, None);
+        // In a fleet, spend is counted per repository too (for repository budgets).
+        let repo = policy.fleet().map(|_| crate::fleet::budget::repo_key(&p.workspace));
+        let ledger = policy
+            .fleet()
+            .zip(repo.as_deref())
+            .map(|(f, repo)| crate::breaker::FleetLedger { repo, reservation: reservation(f) });
         let result = crate::hot::write(&p.state, &ws_key, |tx| {
-            let mut b = crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now)?;
+            let mut b = crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now, ledger)?;
             // Once per run: the human learns that the kernel cannot confine commands here.
             if unconfinable && !b.run.sandbox_notice {
                 b.run.sandbox_notice = true;
@@ -189,7 +195,7 @@ impl<'a> Engine<'a> {
                 ended_yolo = Some(y.audit_summary(now, "expired"));
             }
             let mode = if yolo_on && ev.mode != ExecutionMode::Plan { ExecutionMode::Yolo } else { ev.mode };
-            let ctx = self.context(p, &b, policy, mode, confine, now);
+            let ctx = self.context(p, &b, policy, (mode, ev), confine, now);
             let decision = loopguard_core::permissions::PermissionChecker::new(policy).check(call, &ctx).full;
             let (decision, advisory) = self.after_gate(decision, ev, p, policy, plane, confine);
             if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
@@ -215,12 +221,12 @@ impl<'a> Engine<'a> {
         p: &Place,
         b: &crate::breaker::Before,
         policy: &Policy,
-        mode: ExecutionMode,
+        (mode, ev): (ExecutionMode, &HostEvent),
         confine: bool,
         now: i64,
     ) -> Context {
         let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
-        let (position, paused) = breaker_position(policy, &p.state, b);
+        let (position, paused) = breaker_position(policy, &p.state, b, ev);
         let permissions = loopguard_core::permissions::PermissionStore {
             grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
             revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
@@ -463,6 +469,7 @@ impl<'a> Engine<'a> {
         let mut e = new_event(ev, loopguard_audit::EventKind::SessionEnd);
         e.details = Some(json!({ "reason": ev.why }));
         self.write(&p.log, e)?;
+        self.settle_usage(ev, &p);
         // Sign a checkpoint over the session's log: from here on, shrinking or replacing it shows.
         crate::keys::signing(&p.state)
             .and_then(|k| p.log.checkpoint(&k, &ev.session))
@@ -484,7 +491,27 @@ impl<'a> Engine<'a> {
         let p = self.place(ev)?;
         let mut e = new_event(ev, loopguard_audit::EventKind::Stop);
         e.details = Some(json!({ "event": ev.name }));
-        self.write(&p.log, e)
+        self.write(&p.log, e)?;
+        self.settle_usage(ev, &p);
+        Ok(())
+    }
+
+    /// Reads the usage of the turns no tool call followed (see [`crate::breaker::settle`]).
+    /// Best effort: a stop is never refused for it (the next call of the session, if any, reads
+    /// the same usage).
+    fn settle_usage(&self, ev: &HostEvent, p: &Place) {
+        let plane = effective::plane(self.env, &p.state, &p.workspace);
+        let Ok(policy) = effective::load_with(self.env, &p.workspace, &plane) else { return };
+        let ws_key = workspace_key(&p.workspace);
+        let repo = policy.fleet().map(|_| crate::fleet::budget::repo_key(&p.workspace));
+        let ledger = policy
+            .fleet()
+            .zip(repo.as_deref())
+            .map(|(f, repo)| crate::breaker::FleetLedger { repo, reservation: reservation(f) });
+        let now = crate::effects::now();
+        let _ = crate::hot::write(&p.state, &ws_key, |tx| {
+            crate::breaker::settle(tx, policy.breaker(), &ws_key, &ev.session, usage(ev), (now, ledger))
+        });
     }
 }
 
@@ -589,19 +616,40 @@ fn write_sealed(log: &AuditLog, e: NewEvent) -> Result<loopguard_audit::AuditEve
     log.append(e).map_err(|err| HookError::AuditWrite(format!("loopguard could not write its audit log: {err}")))
 }
 
+/// The reservation size of `[fleet]`, in whole units.
+fn reservation(f: &loopguard_core::policy::FleetSettings) -> crate::fleet::budget::Meter {
+    crate::fleet::budget::Meter {
+        usd: f.reservation_micro_usd,
+        tokens: i64::try_from(f.reservation_tokens).unwrap_or(i64::MAX),
+    }
+}
+
 /// The breaker's position for a call: the local breaker's, capped by the fleet's position where
-/// this host belongs to a fleet (a cap only ever tightens; the local breaker is untouched).
+/// this host belongs to a fleet (a cap only ever tightens; the local breaker is untouched), and
+/// stopped when the fleet's budgets cannot cover the call.
 fn breaker_position(
     policy: &Policy,
     state: &Path,
     b: &crate::breaker::Before,
+    ev: &HostEvent,
 ) -> (loopguard_core::BreakerPosition, Option<String>) {
     let local = (b.state.position, b.paused_reason());
     let Some(fleet) = policy.fleet() else { return local };
     // Ten heartbeats, and never under a minute: a slow database is not an absent one.
     let stale_after = i64::try_from(fleet.heartbeat.saturating_mul(10)).unwrap_or(i64::MAX).max(60);
-    let at = (crate::effects::now(), stale_after);
-    match crate::fleet::control::hook_cap(state, &fleet.name, fleet.group.as_deref(), &fleet.operator_keys, at) {
+    let now = crate::effects::now();
+    let today = crate::model::day_of(now);
+    let ask = crate::fleet::budget::Ask {
+        session: &ev.session,
+        repo: &b.fleet_repo,
+        today: &today,
+        now,
+        spend_reported: ev.spend_reported,
+        reservation: reservation(fleet),
+    };
+    let spend = b.fleet_day.as_ref().map(|d| (d, &ask));
+    let (group, keys) = (fleet.group.as_deref(), &fleet.operator_keys);
+    match crate::fleet::control::hook_cap(state, &fleet.name, group, keys, (now, stale_after), spend) {
         Some((cap, why)) if cap < local.0 => {
             let why = match local.1 {
                 Some(l) => format!("{why}; {l}"),

@@ -4,6 +4,7 @@
 //! connection is retried with backoff; meanwhile the mirror keeps what it last accepted, so a
 //! stop stays a stop while the database is away.
 
+use super::budget::Allowance;
 use super::control::{self, Mirror, Refusal};
 use super::{Member, ship::Shipper};
 use postgres::fallible_iterator::FallibleIterator;
@@ -20,6 +21,9 @@ pub struct Round {
     /// Audit lines shipped.
     pub shipped: usize,
 }
+
+/// How often the agent looks for a hook's request between notifications.
+const WAKE_SLICE: Duration = Duration::from_millis(100);
 
 /// Marks an error the agent does not retry.
 const FATAL: &str = "fatal: ";
@@ -69,9 +73,20 @@ fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
         if once {
             return Ok(());
         }
-        // Wake on the first notification or at the heartbeat; drain the rest.
+        // Wake on the first notification, a hook asking for a reservation, or at the heartbeat;
+        // drain the rest.
+        let until = std::time::Instant::now() + heartbeat;
+        let wake = super::budget::wake_path(state);
         let mut notes = client.notifications();
-        notes.timeout_iter(heartbeat).next().map_err(db)?;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if notes.timeout_iter(left.min(WAKE_SLICE)).next().map_err(db)?.is_some() || left <= WAKE_SLICE {
+                break;
+            }
+            if std::fs::remove_file(&wake).is_ok() {
+                break;
+            }
+        }
         while notes.iter().next().map_err(db)?.is_some() {}
     }
 }
@@ -107,8 +122,27 @@ pub fn round(
     mirror.refused.drain(..skip);
     // Written every round (the hook reads its age: a mirror nobody refreshes means the fleet
     // cannot reach this host), and before anything else: the hook obeys from its next call.
-    mirror.checked_at = crate::effects::now();
+    let now = crate::effects::now();
+    mirror.checked_at = now;
     let _ = control::write_mirror(state, &mirror);
+    // Budgets: settle what was spent, top the reservations up, renew the leases. The mirror is
+    // written again only when what the hook checks changed (or half a lease went by).
+    let reserved = super::reserve::round(client, state, m, (&crate::model::day_of(now), now))?;
+    let half = i64::try_from(m.settings.lease / 2).unwrap_or(150);
+    let fresh: Vec<_> = reserved
+        .allowances
+        .into_iter()
+        .map(|a| match mirror.budgets.iter().find(|o| o.scope == a.scope) {
+            Some(o) if o.lease_until - now > half && Allowance { lease_until: o.lease_until, ..a.clone() } == *o => {
+                o.clone()
+            }
+            _ => a,
+        })
+        .collect();
+    if fresh != mirror.budgets {
+        mirror.budgets = fresh;
+        let _ = control::write_mirror(state, &mirror);
+    }
     r.shipped = shipper.ship(client, state)?;
     client.execute(
         "INSERT INTO loopguard_hosts (fleet, host, grp, last_seen, audit_key) VALUES ($1, $2, $3, extract(epoch from now())::bigint, $4)

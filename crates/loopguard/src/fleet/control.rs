@@ -102,6 +102,9 @@ pub struct Mirror {
     /// make later operators' settings look old).
     #[serde(default)]
     pub signed: BTreeMap<String, i64>,
+    /// The fleet's budgets that bind this host, with what the fleet reserved for it.
+    #[serde(default)]
+    pub budgets: Vec<super::budget::Allowance>,
 }
 
 /// Why a setting was refused.
@@ -176,12 +179,16 @@ pub fn mirror_path(state: &Path) -> PathBuf {
 /// running, or the database is away): read-only at most, until it reports again — a stop the
 /// fleet sends meanwhile must not be missed by a host that goes on writing. A mirror that cannot
 /// be read is a stop (it is only ever written whole, by rename).
+///
+/// `spend`: this host's ledger and the call, where spend is counted — a call the fleet's
+/// budgets cannot cover is stopped (see [`super::budget::refusal`]).
 pub fn hook_cap(
     state: &Path,
     fleet: &str,
     group: Option<&str>,
     pinned: &[String],
     (now, stale_after): (i64, i64),
+    spend: Option<(&super::budget::FleetDay, &super::budget::Ask<'_>)>,
 ) -> Option<(BreakerPosition, String)> {
     let unreachable = |why: String| {
         Some((BreakerPosition::ReadOnly, format!("{why}: read-only until `loopguard fleet agent` reports again")))
@@ -220,10 +227,24 @@ pub fn hook_cap(
     let age = now.saturating_sub(m.checked_at);
     // A stamp from the future (a clock set back) is no proof of a live agent either.
     let stale = age > stale_after || m.checked_at > now.saturating_add(60);
-    match cap {
+    let cap = match cap {
         Some((p, why)) if p <= BreakerPosition::ReadOnly || !stale => Some((p, why)),
         _ if stale => unreachable(format!("the fleet agent last reported {age} s ago")),
         other => other,
+    };
+    // Spend is refused on its own terms (a reservation runs on after the mirror went stale,
+    // until it is used or its lease lapses).
+    let refused = spend.and_then(|(day, q)| super::budget::refused(&m.budgets, day, q)).map(|(why, wake)| {
+        if wake {
+            // The agent reserves at once instead of at its next heartbeat.
+            let _ = std::fs::File::create(super::budget::wake_path(state));
+        }
+        why
+    });
+    match (cap, refused) {
+        (Some((BreakerPosition::Stopped, why)), _) => Some((BreakerPosition::Stopped, why)),
+        (_, Some(why)) => Some((BreakerPosition::Stopped, why)),
+        (cap, None) => cap,
     }
 }
 
@@ -339,7 +360,7 @@ mod tests {
     #[test]
     fn the_hook_fails_closed_on_a_missing_stale_or_damaged_mirror() {
         let dir = tempfile::tempdir().unwrap();
-        let cap = |now: i64| hook_cap(dir.path(), "f", None, &[], (now, 60));
+        let cap = |now: i64| hook_cap(dir.path(), "f", None, &[], (now, 60), None);
         let (p, why) = cap(1000).unwrap();
         assert_eq!(p, BreakerPosition::ReadOnly, "no agent has ever reported");
         assert!(why.contains("never reported"), "{why}");
@@ -353,7 +374,7 @@ mod tests {
         assert_eq!(cap(1100).map(|c| c.0), Some(BreakerPosition::ReadOnly), "stale");
         assert_eq!(cap(800).map(|c| c.0), Some(BreakerPosition::ReadOnly), "stamped in the future");
         assert_eq!(
-            hook_cap(dir.path(), "g", None, &[], (1030, 60)).map(|c| c.0),
+            hook_cap(dir.path(), "g", None, &[], (1030, 60), None).map(|c| c.0),
             Some(BreakerPosition::ReadOnly),
             "another fleet's mirror"
         );

@@ -7,7 +7,9 @@
 //! a pinned operator key ([`control`]); the local breaker is never reset or loosened from here.
 
 pub mod agent;
+pub mod budget;
 pub mod control;
+pub mod reserve;
 pub mod schema;
 pub mod ship;
 pub mod verify;

@@ -6,10 +6,11 @@
 //! comparison the fleet makes is against a number the host also has.
 
 /// (version, what it does, SQL). Append only: a released migration is never edited.
-pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "hosts, positions, shipped audit events",
-    "
+pub const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "hosts, positions, shipped audit events",
+        "
     CREATE TABLE loopguard_hosts (
         fleet text NOT NULL,
         host text NOT NULL,
@@ -52,7 +53,51 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
         PRIMARY KEY (fleet, host, log)
     );
     ",
-)];
+    ),
+    (
+        2,
+        "shared budgets: definitions, a ledger per day, reservations per host",
+        "
+    CREATE TABLE loopguard_budget_def (
+        fleet text NOT NULL,
+        scope text NOT NULL,
+        usd_limit bigint CHECK (usd_limit >= 0),
+        token_limit bigint CHECK (token_limit >= 0),
+        set_by text NOT NULL,
+        set_at bigint NOT NULL,
+        CHECK (usd_limit IS NOT NULL OR token_limit IS NOT NULL),
+        PRIMARY KEY (fleet, scope)
+    );
+    CREATE TABLE loopguard_budget (
+        fleet text NOT NULL,
+        scope text NOT NULL,
+        day text NOT NULL,
+        usd_limit bigint,
+        token_limit bigint,
+        usd_granted bigint NOT NULL DEFAULT 0 CHECK (usd_granted >= 0),
+        token_granted bigint NOT NULL DEFAULT 0 CHECK (token_granted >= 0),
+        usd_over bigint NOT NULL DEFAULT 0 CHECK (usd_over >= 0),
+        token_over bigint NOT NULL DEFAULT 0 CHECK (token_over >= 0),
+        CHECK (usd_limit IS NULL OR usd_granted <= usd_limit),
+        CHECK (token_limit IS NULL OR token_granted <= token_limit),
+        PRIMARY KEY (fleet, scope, day)
+    );
+    CREATE TABLE loopguard_grant (
+        fleet text NOT NULL,
+        scope text NOT NULL,
+        day text NOT NULL,
+        host text NOT NULL,
+        usd_granted bigint NOT NULL DEFAULT 0 CHECK (usd_granted >= 0),
+        token_granted bigint NOT NULL DEFAULT 0 CHECK (token_granted >= 0),
+        usd_spent bigint NOT NULL DEFAULT 0 CHECK (usd_spent >= 0),
+        token_spent bigint NOT NULL DEFAULT 0 CHECK (token_spent >= 0),
+        lease_until bigint NOT NULL,
+        PRIMARY KEY (fleet, scope, day, host),
+        FOREIGN KEY (fleet, scope, day) REFERENCES loopguard_budget
+    );
+    ",
+    ),
+];
 
 /// The advisory lock key migrations run under ("lgfl").
 const LOCK: i64 = 0x6c67_666c;

@@ -1,0 +1,443 @@
+//! Shared budgets, the host's side: what this host spent today (kept by the hook in the day
+//! totals, `breaker/days.state`), what the fleet reserved for it (written into the mirror by the
+//! agent), and the hook's rule for spending from a reservation.
+//!
+//! Money is counted in micro-dollars (`i64`), never in floating point: the fleet's ledger must
+//! reconcile to the cent with what the hosts report.
+//!
+//! **What a hook can bound.** The hook sees spend only after a model turn has happened (the
+//! transcript's usage). Every answer it gives is followed by one more turn (the model reacts to
+//! the result, or to the refusal). So each session holds at most one turn *in flight*, estimated
+//! at the largest turn this host has seen today (at least a tenth of a reservation); the hook
+//! lets a call through only when the spent, the other sessions' turns in flight and two turns
+//! of this one (the call's own follow-up and the turn that will react to a later refusal) fit
+//! in the reservation. A turn larger than every turn before it can still overshoot; the
+//! ledger settles what was actually spent and records any overshoot, it does not pretend.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A turn left in flight longer than this is forgotten (its session ended without another
+/// call; an in-flight estimate must not hold a reservation forever).
+pub const TURN_TTL: i64 = 15 * 60;
+/// Sessions in flight kept per day (the oldest are dropped beyond it).
+const MAX_IN_FLIGHT: usize = 256;
+/// Repositories tracked per day.
+const MAX_REPOS: usize = 256;
+
+/// USD to micro-dollars, rounded to the nearest.
+pub fn micro(usd: f64) -> i64 {
+    let m = (usd * 1e6).round();
+    if m.is_finite() { m.clamp(i64::MIN as f64, i64::MAX as f64) as i64 } else { i64::MAX }
+}
+
+/// Micro-dollars as `$1.23` (to the cent, rounded up: a reader must never see less than spent).
+pub fn dollars(micro: i64) -> String {
+    let cents = micro.saturating_add(9_999).div_euclid(10_000);
+    format!("${}.{:02}", cents.div_euclid(100), cents.rem_euclid(100))
+}
+
+/// Money and tokens together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Meter {
+    /// Micro-dollars.
+    pub usd: i64,
+    /// Tokens.
+    pub tokens: i64,
+}
+
+impl Meter {
+    /// Both, added (saturating).
+    pub fn plus(self, o: Meter) -> Meter {
+        Meter { usd: self.usd.saturating_add(o.usd), tokens: self.tokens.saturating_add(o.tokens) }
+    }
+
+    /// Each the larger.
+    pub fn max(self, o: Meter) -> Meter {
+        Meter { usd: self.usd.max(o.usd), tokens: self.tokens.max(o.tokens) }
+    }
+}
+
+/// A turn the model has still to make after the hook's last answer in a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InFlight {
+    /// The session's repository key (for repository budgets; empty: none).
+    pub repo: String,
+    /// When the answer was given (Unix seconds).
+    pub at: i64,
+    /// What the turn is expected to cost.
+    pub est: Meter,
+}
+
+/// This host's spend on one UTC day, as the hook counted it from the transcripts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FleetDay {
+    /// Everything spent here today.
+    pub spent: Meter,
+    /// Turns whose cost could not be computed (USD unknown).
+    pub unpriced: i64,
+    /// Per repository key.
+    pub repos: BTreeMap<String, Meter>,
+    /// The largest single turn seen today.
+    pub largest: Meter,
+    /// The turn in flight per session.
+    pub in_flight: BTreeMap<String, InFlight>,
+}
+
+impl FleetDay {
+    /// Counts one turn of `session` (its in-flight estimate is settled by it).
+    pub fn add_turn(&mut self, session: &str, repo: &str, usd: Option<f64>, tokens: u64) {
+        let m = Meter { usd: usd.map_or(0, micro), tokens: i64::try_from(tokens).unwrap_or(i64::MAX) };
+        self.spent = self.spent.plus(m);
+        self.unpriced = self.unpriced.saturating_add(i64::from(usd.is_none()));
+        self.largest = self.largest.max(m);
+        if !repo.is_empty() && (self.repos.contains_key(repo) || self.repos.len() < MAX_REPOS) {
+            let r = self.repos.entry(repo.to_string()).or_default();
+            *r = r.plus(m);
+        }
+        self.in_flight.remove(session);
+    }
+
+    /// What one more turn is expected to cost: the largest seen today, at least a tenth of a
+    /// reservation.
+    pub fn estimate(&self, reservation: Meter) -> Meter {
+        self.largest.max(Meter { usd: reservation.usd / 10, tokens: reservation.tokens / 10 })
+    }
+
+    /// Records that `session` has a turn in flight (replacing its earlier one: parallel calls of
+    /// one turn lead to one next turn) and forgets turns older than [`TURN_TTL`].
+    pub fn set_in_flight(&mut self, session: &str, repo: &str, est: Meter, now: i64) {
+        self.in_flight.retain(|_, t| now.saturating_sub(t.at) <= TURN_TTL);
+        self.in_flight.insert(session.to_string(), InFlight { repo: repo.to_string(), at: now, est });
+        while self.in_flight.len() > MAX_IN_FLIGHT {
+            let Some(k) = self.in_flight.iter().min_by_key(|(_, t)| t.at).map(|(k, _)| k.clone()) else { break };
+            self.in_flight.remove(&k);
+        }
+    }
+
+    /// Spent today: the whole host, or one repository.
+    pub fn spent_in(&self, repo: Option<&str>) -> Meter {
+        match repo {
+            None => self.spent,
+            Some(r) => self.repos.get(r).copied().unwrap_or_default(),
+        }
+    }
+
+    /// Spent plus in flight (all sessions but `except`) for a scope: the whole host, or one
+    /// repository.
+    pub fn committed(&self, repo: Option<&str>, except: &str, now: i64) -> Meter {
+        let spent = self.spent_in(repo);
+        self.in_flight
+            .iter()
+            .filter(|(s, t)| s.as_str() != except && now.saturating_sub(t.at) <= TURN_TTL)
+            .filter(|(_, t)| repo.is_none_or(|r| t.repo == r))
+            .fold(spent, |acc, (_, t)| acc.plus(t.est))
+    }
+
+    /// Spent plus every turn in flight: what the agent must have reserved.
+    pub fn needed(&self, repo: Option<&str>, now: i64) -> Meter {
+        self.committed(repo, "", now)
+    }
+}
+
+/// One fleet budget as reserved for this host (written into the mirror by the agent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Allowance {
+    /// `*`, `group:NAME` or `repo:KEY`.
+    pub scope: String,
+    /// The UTC day (`YYYY-MM-DD`).
+    pub day: String,
+    /// The fleet-wide limits (micro-dollars, tokens), for the words of a refusal.
+    pub usd_limit: Option<i64>,
+    /// Tokens.
+    pub token_limit: Option<i64>,
+    /// What the fleet reserved for this host today.
+    pub granted: Meter,
+    /// Until when this host may spend from it, by this host's clock (the fleet's lease, less a
+    /// margin for clock drift and the agent's round).
+    pub lease_until: i64,
+    /// The fleet has nothing left to reserve (its last top-up came back short).
+    pub exhausted: bool,
+}
+
+/// Which of the mirror's budgets bind a call: today's and the scope's. A budget known for
+/// another day only (the day turned, the agent has not reserved yet) binds with nothing
+/// reserved.
+fn binding<'a>(all: &'a [Allowance], today: &str, repo: &str) -> Vec<(String, Option<&'a Allowance>)> {
+    let mut scopes: Vec<&str> = all
+        .iter()
+        .map(|a| a.scope.as_str())
+        .filter(|s| s.strip_prefix("repo:").is_none_or(|r| !repo.is_empty() && r == repo))
+        .collect();
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes.into_iter().map(|s| (s.to_string(), all.iter().find(|a| a.scope == s && a.day == today))).collect()
+}
+
+/// What the hook asks about one call of `session`.
+pub struct Ask<'a> {
+    /// The session.
+    pub session: &'a str,
+    /// The workspace's repository key (empty: none).
+    pub repo: &'a str,
+    /// Today (UTC).
+    pub today: &'a str,
+    /// Now (Unix seconds).
+    pub now: i64,
+    /// The host reports spend to hooks.
+    pub spend_reported: bool,
+    /// The reservation size (for the turn estimate).
+    pub reservation: Meter,
+}
+
+/// Where the hook asks the agent for a reservation at once (it waits for the database's
+/// notifications in slices and looks for this file between them).
+pub fn wake_path(state: &std::path::Path) -> std::path::PathBuf {
+    state.join("fleet").join("wake")
+}
+
+/// The hook's rule: `Some(why)` when the call may not spend from the fleet's budgets.
+pub fn refusal(budgets: &[Allowance], day: &FleetDay, q: &Ask<'_>) -> Option<String> {
+    refused(budgets, day, q).map(|(why, _)| why)
+}
+
+/// Like [`refusal`], with whether the agent may be able to reserve more (the budget is not
+/// spent): then it is worth waking.
+pub fn refused(budgets: &[Allowance], day: &FleetDay, q: &Ask<'_>) -> Option<(String, bool)> {
+    let bound = binding(budgets, q.today, q.repo);
+    if bound.is_empty() {
+        return None;
+    }
+    if !q.spend_reported {
+        return Some((
+            "this host's agent does not report its spend to hooks, so the fleet's budget cannot be kept here".into(),
+            false,
+        ));
+    }
+    let est = day.estimate(q.reservation);
+    for (scope, a) in bound {
+        let Some(a) = a else {
+            return Some((
+                format!(
+                    "the fleet budget `{scope}` has nothing reserved for this host today yet (the fleet agent reserves it)"
+                ),
+                true,
+            ));
+        };
+        if q.now > a.lease_until {
+            return Some((
+                format!(
+                    "this host's reservation from the fleet budget `{scope}` lapsed {} s ago (the fleet agent has not renewed it: the database may be away)",
+                    q.now - a.lease_until
+                ),
+                true,
+            ));
+        }
+        let repo = scope.strip_prefix("repo:");
+        let have = day.committed(repo, q.session, q.now).plus(est).plus(est);
+        let short_usd = a.usd_limit.is_some() && (have.usd > a.granted.usd || day.unpriced > 0);
+        let short_tokens = a.token_limit.is_some() && have.tokens > a.granted.tokens;
+        if short_usd || short_tokens {
+            // Worth waking the agent unless the budget is spent or the spend has no price.
+            let unpriced = short_usd && day.unpriced > 0;
+            return Some((words(&scope, a, day, repo, short_usd), !(a.exhausted || unpriced)));
+        }
+    }
+    None
+}
+
+fn words(scope: &str, a: &Allowance, day: &FleetDay, repo: Option<&str>, usd: bool) -> String {
+    let spent = day.spent_in(repo);
+    let fleet = if a.exhausted { "the fleet's budget is spent" } else { "the fleet agent reserves more when it can" };
+    if usd && day.unpriced > 0 {
+        return format!("the fleet budget `{scope}` is in USD and {} turns here had no price", day.unpriced);
+    }
+    if usd {
+        format!(
+            "the fleet budget `{scope}` ({} a day): this host's reservation of {} is used ({} spent, plus the turns in flight); {fleet}",
+            a.usd_limit.map_or_else(String::new, dollars),
+            dollars(a.granted.usd),
+            dollars(spent.usd)
+        )
+    } else {
+        format!(
+            "the fleet budget `{scope}` ({} tokens a day): this host's reservation of {} tokens is used ({} spent, plus the turns in flight); {fleet}",
+            a.token_limit.unwrap_or(0),
+            a.granted.tokens,
+            spent.tokens
+        )
+    }
+}
+
+/// A repository's key from its git configuration: the `origin` remote's host and path
+/// (`github.com/org/repo`), without scheme, credentials or `.git`; empty when there is none.
+pub fn repo_key(workspace: &std::path::Path) -> String {
+    let Ok(config) = read_small(&workspace.join(".git").join("config")) else { return String::new() };
+    let mut in_origin = false;
+    for line in config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_origin = line.replace(' ', "") == "[remote\"origin\"]";
+            continue;
+        }
+        if in_origin
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim() == "url"
+        {
+            return normalize_remote(v.trim());
+        }
+    }
+    String::new()
+}
+
+fn read_small(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut s = String::new();
+    std::fs::File::open(path)?.take(64 << 10).read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// `https://user:pw@GitHub.com/org/repo.git`, `git@github.com:org/repo` → `github.com/org/repo`.
+pub fn normalize_remote(url: &str) -> String {
+    let url = url.trim_matches('"');
+    let rest = match url.split_once("://") {
+        Some((_, r)) => r.to_string(),
+        // scp-like `user@host:path`
+        None => match url.split_once(':') {
+            Some((h, p)) if !h.contains('/') => format!("{h}/{p}"),
+            _ => return String::new(),
+        },
+    };
+    let rest = rest.rsplit_once('@').map_or(rest.as_str(), |(_, r)| r);
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    let path = path.trim_matches('/').trim_end_matches(".git").trim_matches('/');
+    if host.is_empty() || path.is_empty() {
+        return String::new();
+    }
+    format!("{host}/{path}")
+}
+
+/// Whether `s` is a budget scope: `*`, `group:NAME` or `repo:KEY`.
+pub fn valid_scope(s: &str) -> bool {
+    let ok = |x: &str, extra: &[u8]| {
+        !x.is_empty()
+            && x.len() <= 200
+            && x.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b) || extra.contains(&b))
+    };
+    s == "*"
+        || s.strip_prefix("group:").is_some_and(|g| g.len() <= 64 && ok(g, b""))
+        || s.strip_prefix("repo:").is_some_and(|r| ok(r, b"/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allowance(scope: &str, usd: i64) -> Allowance {
+        Allowance {
+            scope: scope.into(),
+            day: "2026-12-02".into(),
+            usd_limit: Some(10_000_000),
+            token_limit: None,
+            granted: Meter { usd, tokens: 0 },
+            lease_until: 1_000,
+            exhausted: false,
+        }
+    }
+
+    fn ask<'a>(session: &'a str, repo: &'a str, now: i64) -> Ask<'a> {
+        Ask {
+            session,
+            repo,
+            today: "2026-12-02",
+            now,
+            spend_reported: true,
+            reservation: Meter { usd: 1_000_000, tokens: 200_000 },
+        }
+    }
+
+    #[test]
+    fn money_is_counted_in_micro_dollars_and_shown_rounded_up() {
+        assert_eq!(micro(0.1 + 0.2), 300_000);
+        assert_eq!(micro(f64::NAN), i64::MAX);
+        assert_eq!(dollars(10_000_000), "$10.00");
+        assert_eq!(dollars(1), "$0.01");
+        assert_eq!(dollars(1_234_567), "$1.24");
+    }
+
+    #[test]
+    fn a_call_needs_room_for_the_turns_in_flight_and_two_of_its_own() {
+        let mut d = FleetDay::default();
+        let a = [allowance("*", 1_000_000)];
+        // Nothing seen yet: a turn is estimated at a tenth of a reservation ($0.10).
+        assert_eq!(refusal(&a, &d, &ask("s1", "", 10)), None);
+        d.add_turn("s1", "", Some(0.50), 1000);
+        // $0.50 spent, the largest turn is $0.50: 0.50 + 2 × 0.50 > 1.00.
+        let why = refusal(&a, &d, &ask("s1", "", 10)).unwrap();
+        assert!(why.contains("$1.00") && why.contains("$0.50 spent"), "{why}");
+        let mut d = FleetDay::default();
+        d.add_turn("s1", "", Some(0.10), 10);
+        d.set_in_flight("s2", "", Meter { usd: 100_000, tokens: 0 }, 10);
+        d.set_in_flight("s3", "", Meter { usd: 100_000, tokens: 0 }, 10);
+        // 0.10 + 0.20 in flight + 2 × 0.10 = 0.50 ≤ 0.60.
+        assert_eq!(refusal(&[allowance("*", 600_000)], &d, &ask("s1", "", 10)), None);
+        assert!(refusal(&[allowance("*", 450_000)], &d, &ask("s1", "", 10)).is_some());
+        // A turn in flight past its time no longer holds the reservation.
+        assert_eq!(refusal(&[allowance("*", 450_000)], &d, &ask("s1", "", 10 + TURN_TTL + 1)), None);
+    }
+
+    #[test]
+    fn no_reservation_for_today_a_lapsed_lease_or_unmeasured_spend_refuse() {
+        let d = FleetDay::default();
+        let mut old = allowance("*", 5_000_000);
+        old.day = "2026-12-01".into();
+        assert!(refusal(&[old], &d, &ask("s", "", 10)).unwrap().contains("nothing reserved"));
+        assert!(refusal(&[allowance("*", 5_000_000)], &d, &ask("s", "", 1_001)).unwrap().contains("lapsed"));
+        let mut q = ask("s", "", 10);
+        q.spend_reported = false;
+        assert!(refusal(&[allowance("*", 5_000_000)], &d, &q).unwrap().contains("does not report"));
+        let mut d = FleetDay::default();
+        d.add_turn("s", "", None, 10);
+        assert!(refusal(&[allowance("*", 5_000_000)], &d, &ask("s", "", 10)).unwrap().contains("no price"));
+        assert_eq!(refusal(&[], &d, &ask("s", "", 10)), None, "no budget, no rule");
+    }
+
+    #[test]
+    fn a_repository_budget_binds_only_its_repository() {
+        let mut d = FleetDay::default();
+        d.add_turn("s1", "github.com/o/a", Some(0.90), 10);
+        let a = [allowance("repo:github.com/o/a", 1_000_000)];
+        assert!(refusal(&a, &d, &ask("s1", "github.com/o/a", 10)).is_some());
+        assert_eq!(refusal(&a, &d, &ask("s2", "github.com/o/b", 10)), None, "another repository");
+        assert_eq!(refusal(&a, &d, &ask("s2", "", 10)), None, "no repository");
+    }
+
+    #[test]
+    fn remotes_normalise_to_host_and_path() {
+        for (url, key) in [
+            ("https://user:pw@GitHub.com/org/repo.git", "github.com/org/repo"),
+            ("git@github.com:org/repo.git", "github.com/org/repo"),
+            ("ssh://git@gitlab.example:2222/g/sub/r", "gitlab.example/g/sub/r"),
+            ("\"https://github.com/org/repo/\"", "github.com/org/repo"),
+            ("/srv/git/repo", ""),
+            ("", ""),
+        ] {
+            assert_eq!(normalize_remote(url), key, "{url}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(
+            dir.path().join(".git/config"),
+            "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = https://x.org/u/v\n[remote \"origin\"]\n\turl = git@github.com:o/a.git\n",
+        )
+        .unwrap();
+        assert_eq!(repo_key(dir.path()), "github.com/o/a");
+        assert!(valid_scope("repo:github.com/o/a") && valid_scope("*") && valid_scope("group:ci"));
+        assert!(!valid_scope("repo:") && !valid_scope("group:a/b") && !valid_scope("team:x"));
+    }
+}
