@@ -456,6 +456,14 @@ fn ledger(db: &Db) -> (i64, i64, i64, i64) {
     (r.get(0), r.get(1), r.get(2), r.get(3))
 }
 
+fn wait_for_reservation(h: &Host) {
+    let t = Instant::now();
+    while reserved(h) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(30), "no reservation after 30 s; the agent said:\n{}", h.agent_log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
@@ -476,7 +484,7 @@ fn twelve_sessions_on_three_hosts_never_overspend_a_shared_budget_and_the_ledger
         h.start_agent();
     }
     for h in &hosts {
-        wait_until("a first reservation", 30, || reserved(h) > 0);
+        wait_for_reservation(h);
     }
     // 3 hosts × 4 sessions at once, each until the budget is spent.
     let results: Vec<(i64, usize)> = std::thread::scope(|s| {
@@ -628,7 +636,7 @@ fn with_the_database_killed_hosts_spend_only_their_reservations_then_catch_up_lo
         h.start_agent();
     }
     for h in &hosts {
-        wait_until("a first reservation", 30, || reserved(h) > 0);
+        wait_for_reservation(h);
     }
     let mut spent = 0;
     let mut n = 0;

@@ -78,13 +78,20 @@ pub fn round(
     // The host stops spending from a reservation a margin before the fleet can take it back.
     let margin = (lease / 10).max(i64::try_from(m.settings.heartbeat.saturating_mul(2)).unwrap_or(2));
     for scope in &scopes {
-        let Some(row) = lock_budget(&mut tx, fleet, scope, today)? else { continue };
-        out.reclaimed += reclaim(&mut tx, fleet, scope, today, db_now)?;
-        let row = lock_budget(&mut tx, fleet, scope, today)?.unwrap_or(row);
         let repo = scope.strip_prefix("repo:");
-        let local = day.spent_in(repo);
-        let needed = day.needed(repo, local_now);
-        let a = settle(&mut tx, m, (scope, today), &row, (local, needed), db_now + lease)?;
+        let (local, needed) = (day.spent_in(repo), day.needed(repo, local_now));
+        // Most rounds change only this host's own row: the shared budget row is locked only
+        // when a reservation must grow, shrink or record overshoot (it is the fleet's one hot row).
+        let Some(limits) = budget_limits(&mut tx, fleet, scope, today)? else { continue };
+        let a = match steady(&mut tx, m, (scope, today), limits, (local, needed), db_now + lease)? {
+            Some(a) => a,
+            None => {
+                let Some(row) = lock_budget(&mut tx, fleet, scope, today)? else { continue };
+                out.reclaimed += reclaim(&mut tx, fleet, scope, today, db_now)?;
+                let row = lock_budget(&mut tx, fleet, scope, today)?.unwrap_or(row);
+                settle(&mut tx, m, (scope, today), &row, (local, needed), db_now + lease)?
+            }
+        };
         out.allowances.push(Allowance { lease_until: local_now + lease - margin, ..a });
     }
     // Repository budgets of repositories this host has not worked on today: listed with nothing
@@ -97,6 +104,79 @@ pub fn round(
     }
     tx.commit()?;
     Ok(out)
+}
+
+/// A budget's limits: micro-dollars, tokens (`None`: that meter is not limited).
+type Limits = (Option<i64>, Option<i64>);
+
+/// A budget's limits for a day, read without a lock.
+fn budget_limits(
+    tx: &mut postgres::Transaction<'_>,
+    fleet: &str,
+    scope: &str,
+    day: &str,
+) -> Result<Option<Limits>, postgres::Error> {
+    let row = tx.query_opt(
+        "SELECT usd_limit, token_limit FROM loopguard_budget WHERE fleet = $1 AND scope = $2 AND day = $3",
+        &[&fleet, &scope, &day],
+    )?;
+    Ok(row.map(|r| (r.get(0), r.get(1))))
+}
+
+/// The steady round: this host's grant already holds what [`meter`] would leave unchanged
+/// (at least half a reservation above what is needed, at most a reservation above it, nothing
+/// spent beyond it): spent and lease are updated on its own row, nothing else is touched.
+/// `None`: the grant must change (the caller takes the locked path).
+fn steady(
+    tx: &mut postgres::Transaction<'_>,
+    m: &Member,
+    (scope, day): (&str, &str),
+    (usd_limit, token_limit): Limits,
+    (local, needed): (Meter, Meter),
+    lease_until: i64,
+) -> Result<Option<Allowance>, postgres::Error> {
+    let res = reservation(m);
+    let row = tx.query_opt(
+        "UPDATE loopguard_grant SET usd_spent = GREATEST(usd_spent, $5::bigint), token_spent = GREATEST(token_spent, $6::bigint),
+           lease_until = $7::bigint
+         WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4
+           AND ($8::bigint IS NULL OR (usd_granted - GREATEST(usd_spent, $5::bigint, $9::bigint) >= $10::bigint / 2
+                AND usd_granted <= GREATEST(usd_spent, $5::bigint, $9::bigint) + $10::bigint))
+           AND ($11::bigint IS NULL OR (token_granted - GREATEST(token_spent, $6::bigint, $12::bigint) >= $13::bigint / 2
+                AND token_granted <= GREATEST(token_spent, $6::bigint, $12::bigint) + $13::bigint))
+         RETURNING usd_granted, token_granted",
+        &[
+            &m.settings.name,
+            &scope,
+            &day,
+            &m.host,
+            &local.usd,
+            &local.tokens,
+            &lease_until,
+            &usd_limit,
+            &needed.usd,
+            &res.usd,
+            &token_limit,
+            &needed.tokens,
+            &res.tokens,
+        ],
+    )?;
+    Ok(row.map(|r| Allowance {
+        scope: scope.to_string(),
+        day: day.to_string(),
+        usd_limit,
+        token_limit,
+        granted: Meter { usd: r.get(0), tokens: r.get(1) },
+        lease_until,
+        exhausted: false,
+    }))
+}
+
+fn reservation(m: &Member) -> Meter {
+    Meter {
+        usd: m.settings.reservation_micro_usd,
+        tokens: i64::try_from(m.settings.reservation_tokens).unwrap_or(i64::MAX),
+    }
 }
 
 fn lock_budget(
