@@ -448,6 +448,11 @@ pub enum AuditCommand {
         /// JSON output (with --fleet).
         #[arg(long, requires = "fleet")]
         json: bool,
+        /// With --fleet: the hosts' public keys as the operators recorded them (`HOST KEY` per
+        /// line, `#` comments; `loopguard fleet status` prints a host's key). Without it, the
+        /// keys the hosts registered in the database are used.
+        #[arg(long, requires = "fleet")]
+        host_keys: Option<PathBuf>,
     },
     /// Sign a checkpoint over the log as it is now (Ed25519 over its size, chain head and
     /// Merkle root; also written at every session end).

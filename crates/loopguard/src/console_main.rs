@@ -23,8 +23,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Dashboard(args) => fleet::dashboard(&env, args),
         Command::Fleet { command } => fleet::run(&env, command),
-        Command::Audit { command: AuditCommand::Verify { fleet: true, silent_after, json, .. } } => {
-            fleet::verify(&env, silent_after, json)
+        Command::Audit { command: AuditCommand::Verify { fleet: true, silent_after, json, host_keys, .. } } => {
+            fleet::verify(&env, silent_after, json, host_keys.as_deref())
         }
         _ => Err("loopguard-console serves only `dashboard`, `fleet` and `audit verify --fleet`; run loopguard".into()),
     };

@@ -170,8 +170,8 @@ fn migrations_are_versioned_idempotent_and_safe_to_race() {
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     }
     let first = String::from_utf8_lossy(&runs[0].stdout).to_string();
-    assert!(first.contains("applied migration(s) [1, 2]"), "{first}");
-    assert!(String::from_utf8_lossy(&runs[2].stdout).contains("up to date (version 2)"));
+    assert!(first.contains("applied migration(s) [1, 2, 3]"), "{first}");
+    assert!(String::from_utf8_lossy(&runs[2].stdout).contains("up to date (version 3)"));
     let db2 = Db::new();
     let (op2, _) = operator(&db2);
     let racing: Vec<Child> =
@@ -180,7 +180,7 @@ fn migrations_are_versioned_idempotent_and_safe_to_race() {
         assert!(c.wait().unwrap().success());
     }
     let n: i64 = db2.client().query_one("SELECT count(*) FROM loopguard_schema", &[]).unwrap().get(0);
-    assert_eq!(n, 2);
+    assert_eq!(n, 3);
 }
 
 #[test]
@@ -719,4 +719,69 @@ fn with_the_database_killed_hosts_spend_only_their_reservations_then_catch_up_lo
     assert_eq!(dups, 0);
     let (code, out, err) = op.run(&["audit", "verify", "--fleet"], "");
     assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn a_chain_rolled_back_with_its_cursor_or_re_signed_under_a_new_key_is_caught() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let h = Host::new(&db, "h1", "dev", &key);
+    let ship = |h: &Host| {
+        let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+        assert_eq!(code, 0, "{err}");
+    };
+    for n in 0..3 {
+        h.ls(&format!("a{n}"));
+    }
+    ship(&h);
+    let mut c = db.client();
+    let old = c.query_one("SELECT log, seq, hash, key, sig FROM loopguard_ship WHERE host = 'h1'", &[]).unwrap();
+    let (log, old_seq): (String, i64) = (old.get(0), old.get(1));
+    for n in 0..3 {
+        h.ls(&format!("b{n}"));
+    }
+    let (code, _, err) = h.sb.run(&["audit", "checkpoint"], "");
+    assert_eq!(code, 0, "{err}");
+    ship(&h);
+    let cps: i64 = c.query_one("SELECT count(*) FROM loopguard_checkpoint WHERE host = 'h1'", &[]).unwrap().get(0);
+    assert!(cps >= 1, "the signed checkpoints are shipped");
+    let (code, out, err) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    // A database writer rolls the chain back to an earlier end and puts that end's (genuinely
+    // signed) cursor back: the cursor verifies, the signed checkpoint covering more does not.
+    c.execute("DELETE FROM loopguard_audit WHERE host = 'h1' AND seq > $1", &[&old_seq]).unwrap();
+    c.execute(
+        "UPDATE loopguard_ship SET seq = $1, hash = $2, key = $3, sig = $4 WHERE host = 'h1'",
+        &[&old_seq, &old.get::<_, String>(2), &old.get::<_, String>(3), &old.get::<_, String>(4)],
+    )
+    .unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("below signed checkpoint"), "{out}");
+    // The same with a cursor of the writer's own making: not signed by the host's key.
+    c.execute("UPDATE loopguard_ship SET sig = '' WHERE host = 'h1'", &[]).unwrap();
+    let (_, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert!(out.contains("not signed by the host's key"), "{out}");
+    // A writer who also replaces the host's key, re-signs the cursor and drops the checkpoints
+    // passes the database's own word — but not the keys the operators pinned.
+    let forger = loopguard_audit::SigningKey::from_bytes(&[9u8; 32]);
+    let forged_key = loopguard_audit::hex(forger.verifying_key().as_bytes());
+    let hash: String = old.get(2);
+    let sig =
+        loopguard_audit::sign_bytes(&forger, &loopguard::fleet::ship::cursor_bytes("f", "h1", &log, old_seq, &hash));
+    c.execute("UPDATE loopguard_ship SET key = $1, sig = $2 WHERE host = 'h1'", &[&forged_key, &sig]).unwrap();
+    c.execute("UPDATE loopguard_hosts SET audit_key = $1 WHERE host = 'h1'", &[&forged_key]).unwrap();
+    c.execute("DELETE FROM loopguard_checkpoint WHERE host = 'h1'", &[]).unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 0, "without pinned keys the database's word is all there is: {out}");
+    let real = std::fs::read_to_string(h.sb.state.join("keys/audit.pub")).unwrap();
+    let pins = op.root.path().join("host-keys");
+    std::fs::write(&pins, format!("# host key\nh1 {}\n", real.trim())).unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet", "--host-keys", pins.to_str().unwrap()], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not signed by the host's key"), "{out}");
+    std::fs::write(&pins, "h1 not-a-key\n").unwrap();
+    let (code, _, err) = op.run(&["audit", "verify", "--fleet", "--host-keys", pins.to_str().unwrap()], "");
+    assert!(code != 0 && err.contains("line 1"), "{err}");
 }

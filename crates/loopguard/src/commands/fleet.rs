@@ -87,10 +87,16 @@ fn set(
 }
 
 /// `audit verify --fleet`.
-pub fn verify(env: &Env, silent_after: i64, json: bool) -> Result<ExitCode, String> {
+pub fn verify(
+    env: &Env,
+    silent_after: i64,
+    json: bool,
+    host_keys: Option<&std::path::Path>,
+) -> Result<ExitCode, String> {
     let m = member(env)?;
+    let pinned = host_keys.map(read_host_keys).transpose()?;
     let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
-    let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after)
+    let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after, pinned.as_ref())
         .map_err(|e| loopguard::fleet::describe(&e))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
@@ -170,4 +176,30 @@ fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCo
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `HOST KEY` per line (`#` comments, blank lines skipped); a line that is not that is an error.
+fn read_host_keys(path: &std::path::Path) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = std::collections::BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(host), Some(key), None) if loopguard_audit::verifying_key(key).is_some() => {
+                out.insert(host.to_string(), key.to_ascii_lowercase());
+            }
+            _ => {
+                return Err(format!(
+                    "{} line {}: expected `HOST KEY` (the key: 64 hex digits of an Ed25519 public key)",
+                    path.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(out)
 }

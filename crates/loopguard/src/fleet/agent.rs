@@ -57,9 +57,9 @@ fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
         ));
     }
     client.batch_execute("LISTEN loopguard_control").map_err(db)?;
-    let audit_key =
-        crate::keys::trusted(state).ok().flatten().map(|k| loopguard_audit::hex(k.as_bytes())).unwrap_or_default();
-    let mut shipper = Shipper::new(&m.settings.name, &m.host);
+    let signing = crate::keys::signing(state).map_err(|e| format!("{FATAL}the audit key: {e}"))?;
+    let audit_key = loopguard_audit::hex(signing.verifying_key().as_bytes());
+    let mut shipper = Shipper::new(&m.settings.name, &m.host, Some(signing));
     let heartbeat = Duration::from_secs(m.settings.heartbeat);
     loop {
         let r = match round(&mut client, state, m, &mut shipper, &audit_key) {

@@ -97,6 +97,22 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
     );
     ",
     ),
+    (
+        3,
+        "shipping cursors signed by the host's key; signed checkpoints shipped",
+        "
+    ALTER TABLE loopguard_ship ADD COLUMN key text NOT NULL DEFAULT '';
+    ALTER TABLE loopguard_ship ADD COLUMN sig text NOT NULL DEFAULT '';
+    CREATE TABLE loopguard_checkpoint (
+        fleet text NOT NULL,
+        host text NOT NULL,
+        log text NOT NULL,
+        n bigint NOT NULL CHECK (n >= 1),
+        line text NOT NULL,
+        PRIMARY KEY (fleet, host, log, n)
+    );
+    ",
+    ),
 ];
 
 /// The advisory lock key migrations run under ("lgfl").

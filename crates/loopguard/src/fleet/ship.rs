@@ -25,14 +25,23 @@ struct Cursor {
     broken: Option<String>,
     /// Whether `offset` is known (after a restart it is found by reading the file once).
     placed: bool,
+    /// Checkpoints of the log the fleet holds.
+    checkpoints: i64,
 }
 
 /// Ships one host's logs.
-#[derive(Debug)]
 pub struct Shipper {
     fleet: String,
     host: String,
     logs: HashMap<String, Cursor>,
+    /// The state home's key: it signs each shipping cursor, so a database writer who rewrites
+    /// a chain cannot make the cursor agree with it.
+    key: Option<loopguard_audit::SigningKey>,
+}
+
+/// The bytes a shipping cursor's signature covers.
+pub fn cursor_bytes(fleet: &str, host: &str, log: &str, seq: i64, hash: &str) -> Vec<u8> {
+    serde_json::to_vec(&("loopguard-fleet-ship-v1", fleet, host, log, seq, hash)).unwrap_or_default()
 }
 
 /// A line ready to go.
@@ -44,9 +53,9 @@ struct Line {
 }
 
 impl Shipper {
-    /// A shipper for `host` in `fleet`.
-    pub fn new(fleet: &str, host: &str) -> Shipper {
-        Shipper { fleet: fleet.into(), host: host.into(), logs: HashMap::new() }
+    /// A shipper for `host` in `fleet`, signing its cursors with `key`.
+    pub fn new(fleet: &str, host: &str, key: Option<loopguard_audit::SigningKey>) -> Shipper {
+        Shipper { fleet: fleet.into(), host: host.into(), logs: HashMap::new(), key }
     }
 
     /// Ships what is new in every log of the state home; returns how many lines went.
@@ -68,6 +77,7 @@ impl Shipper {
                 }
             }
             if c.broken.is_none() {
+                self.ship_checkpoints(client, &name, &path, &mut c)?;
                 let (lines, end, problem) = read_new(&path, &c);
                 if !lines.is_empty() {
                     self.send(client, &name, &mut c, &lines, end)?;
@@ -90,10 +100,58 @@ impl Shipper {
             "SELECT seq, hash, problem FROM loopguard_ship WHERE fleet = $1 AND host = $2 AND log = $3",
             &[&self.fleet, &self.host, &log],
         )?;
+        let checkpoints: i64 = client
+            .query_one(
+                "SELECT coalesce(max(n), 0)::bigint FROM loopguard_checkpoint WHERE fleet = $1 AND host = $2 AND log = $3",
+                &[&self.fleet, &self.host, &log],
+            )?
+            .get(0);
         Ok(match row {
-            Some(r) => Cursor { seq: r.get(0), hash: r.get(1), broken: r.get(2), ..Cursor::default() },
-            None => Cursor { hash: GENESIS_HASH.into(), placed: true, ..Cursor::default() },
+            Some(r) => Cursor { seq: r.get(0), hash: r.get(1), broken: r.get(2), checkpoints, ..Cursor::default() },
+            None => Cursor { hash: GENESIS_HASH.into(), placed: true, checkpoints, ..Cursor::default() },
         })
+    }
+
+    /// Sends the log's signed checkpoints the fleet does not hold yet (the file is append-only;
+    /// a checkpoint that differs from the one the fleet holds under its number is a problem).
+    fn ship_checkpoints(
+        &self,
+        client: &mut postgres::Client,
+        log: &str,
+        path: &Path,
+        c: &mut Cursor,
+    ) -> Result<(), postgres::Error> {
+        let mut cp_path = path.as_os_str().to_owned();
+        cp_path.push(".checkpoints");
+        let Ok(text) = std::fs::read_to_string(PathBuf::from(cp_path)) else { return Ok(()) };
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() as i64 <= c.checkpoints {
+            return Ok(());
+        }
+        let ns: Vec<i64> = (1..=lines.len() as i64).collect();
+        let mut tx = client.transaction()?;
+        tx.execute(
+            "INSERT INTO loopguard_checkpoint (fleet, host, log, n, line)
+             SELECT $1, $2, $3, n, l FROM unnest($4::bigint[], $5::text[]) AS t(n, l)
+             ON CONFLICT (fleet, host, log, n) DO NOTHING",
+            &[&self.fleet, &self.host, &log, &ns, &lines],
+        )?;
+        let differ: i64 = tx
+            .query_one(
+                "SELECT count(*) FROM loopguard_checkpoint a JOIN unnest($4::bigint[], $5::text[]) AS t(n, l) ON a.n = t.n
+                 WHERE a.fleet = $1 AND a.host = $2 AND a.log = $3 AND a.line <> t.l",
+                &[&self.fleet, &self.host, &log, &ns, &lines],
+            )?
+            .get(0);
+        if differ > 0 {
+            drop(tx);
+            let p = format!("{differ} checkpoint(s) differ from what the fleet already holds");
+            c.broken = Some(p.clone());
+            return self.record_problem(client, log, &p);
+        }
+        tx.commit()?;
+        c.checkpoints = lines.len() as i64;
+        Ok(())
     }
 
     fn record_problem(&self, client: &mut postgres::Client, log: &str, problem: &str) -> Result<(), postgres::Error> {
@@ -162,10 +220,17 @@ impl Shipper {
             }
         }
         let last = &lines[lines.len() - 1];
+        let (key, sig) = match &self.key {
+            Some(k) => (
+                loopguard_audit::hex(k.verifying_key().as_bytes()),
+                loopguard_audit::sign_bytes(k, &cursor_bytes(&self.fleet, &self.host, log, last.seq, &last.hash)),
+            ),
+            None => (String::new(), String::new()),
+        };
         tx.execute(
-            "INSERT INTO loopguard_ship (fleet, host, log, seq, hash, problem) VALUES ($1, $2, $3, $4, $5, NULL)
-             ON CONFLICT (fleet, host, log) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash",
-            &[&self.fleet, &self.host, &log, &last.seq, &last.hash],
+            "INSERT INTO loopguard_ship (fleet, host, log, seq, hash, problem, key, sig) VALUES ($1, $2, $3, $4, $5, NULL, $6, $7)
+             ON CONFLICT (fleet, host, log) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, key = EXCLUDED.key, sig = EXCLUDED.sig",
+            &[&self.fleet, &self.host, &log, &last.seq, &last.hash, &key, &sig],
         )?;
         tx.commit()?;
         c.seq = last.seq;

@@ -32,6 +32,9 @@ pub struct Chain {
     /// The last line's hash.
     #[serde(skip)]
     last: String,
+    /// Every verified line's hash, in order (for the checkpoints' Merkle roots).
+    #[serde(skip)]
+    hashes: Vec<String>,
 }
 
 /// A host that stopped reporting.
@@ -44,7 +47,15 @@ pub struct Silent {
 }
 
 /// Verifies every chain of `fleet`; hosts silent for more than `silent_after` seconds are named.
-pub fn verify(client: &mut postgres::Client, fleet: &str, silent_after: i64) -> Result<FleetVerified, postgres::Error> {
+/// Each host's key comes from `pinned` (host → hex public key, from a file the operators keep)
+/// or, without it, from what the host registered in the database (then a writer who replaces
+/// a host's key and re-signs can pass: pin the keys).
+pub fn verify(
+    client: &mut postgres::Client,
+    fleet: &str,
+    silent_after: i64,
+    pinned: Option<&std::collections::BTreeMap<String, String>>,
+) -> Result<FleetVerified, postgres::Error> {
     let mut chains = Vec::new();
     let logs = client.query(
         "SELECT DISTINCT host, log FROM loopguard_audit WHERE fleet = $1
@@ -55,19 +66,35 @@ pub fn verify(client: &mut postgres::Client, fleet: &str, silent_after: i64) -> 
         let (host, log): (String, String) = (row.get(0), row.get(1));
         let mut chain = check_chain(client, fleet, &host, &log)?;
         let shipped = client.query_opt(
-            "SELECT seq, hash, problem FROM loopguard_ship WHERE fleet = $1 AND host = $2 AND log = $3",
+            "SELECT seq, hash, problem, key, sig FROM loopguard_ship WHERE fleet = $1 AND host = $2 AND log = $3",
             &[&fleet, &host, &log],
         )?;
-        let known = client
-            .query_opt("SELECT 1 FROM loopguard_hosts WHERE fleet = $1 AND host = $2", &[&fleet, &host])?
-            .is_some();
+        let registered: Option<String> = client
+            .query_opt("SELECT audit_key FROM loopguard_hosts WHERE fleet = $1 AND host = $2", &[&fleet, &host])?
+            .map(|r| r.get(0));
+        let known = registered.is_some();
+        let key = match pinned {
+            Some(p) => p.get(&host).cloned(),
+            None => registered,
+        };
         if chain.problem.is_none() {
             chain.problem = match shipped {
                 None => Some("no shipping record: these lines were not sent by a fleet agent".into()),
                 Some(r) => {
                     let (seq, hash, problem): (i64, String, Option<String>) = (r.get(0), r.get(1), r.get(2));
+                    let (cursor_key, sig): (String, String) = (r.get(3), r.get(4));
+                    let cursor = super::ship::cursor_bytes(fleet, &host, &log, seq, &hash);
+                    let signed = key.as_deref().is_some_and(|k| {
+                        k.eq_ignore_ascii_case(&cursor_key)
+                            && loopguard_audit::verifying_key(k)
+                                .is_some_and(|vk| loopguard_audit::verify_signature(&vk, &cursor, &sig))
+                    });
                     match problem {
                         Some(p) => Some(format!("the host stopped shipping it: {p}")),
+                        None if key.is_none() => Some(format!("no key is pinned for host `{host}`")),
+                        None if !signed => Some(
+                            "the shipping cursor is not signed by the host's key (rewritten in the database?)".into(),
+                        ),
                         // The chain must end where the host's cursor says it sent up to: a cut
                         // tail, or a tail rewritten with fresh hashes, ends elsewhere.
                         None if seq != chain.events || chain.last != hash => Some(format!(
@@ -81,6 +108,11 @@ pub fn verify(client: &mut postgres::Client, fleet: &str, silent_after: i64) -> 
         }
         if chain.problem.is_none() && !known {
             chain.problem = Some(format!("host `{host}` never reported to this fleet"));
+        }
+        if chain.problem.is_none()
+            && let Some(k) = key.as_deref()
+        {
+            chain.problem = check_checkpoints(client, fleet, &chain, k)?;
         }
         chains.push(chain);
     }
@@ -97,12 +129,67 @@ pub fn verify(client: &mut postgres::Client, fleet: &str, silent_after: i64) -> 
     Ok(FleetVerified { fleet: fleet.to_string(), chains, silent, ok })
 }
 
+/// The host's signed checkpoints of a log against its shipped chain: each signed by the host's
+/// key, each following the one before, each naming the chain's line at its size and the Merkle
+/// root of the lines up to it. A chain rewritten or cut below a checkpoint fails here even when
+/// its cursor was rewritten too.
+fn check_checkpoints(
+    client: &mut postgres::Client,
+    fleet: &str,
+    chain: &Chain,
+    key: &str,
+) -> Result<Option<String>, postgres::Error> {
+    let rows = client.query(
+        "SELECT n, line FROM loopguard_checkpoint WHERE fleet = $1 AND host = $2 AND log = $3 ORDER BY n",
+        &[&fleet, &chain.host, &chain.log],
+    )?;
+    let Some(vk) = loopguard_audit::verifying_key(key) else {
+        return Ok(Some(format!("the host's key `{key}` is not an Ed25519 public key")));
+    };
+    let mut prev = GENESIS_HASH.to_string();
+    for (i, r) in rows.iter().enumerate() {
+        let (n, line): (i64, String) = (r.get(0), r.get(1));
+        let at = format!("signed checkpoint {n}");
+        let Ok(cp) = serde_json::from_str::<loopguard_audit::Checkpoint>(&line) else {
+            return Ok(Some(format!("{at} does not read")));
+        };
+        let size = usize::try_from(cp.size).unwrap_or(usize::MAX);
+        let problem = if n != i as i64 + 1 || cp.n != n as u64 {
+            Some(format!("{at} is missing or out of place"))
+        } else if !cp.signature_ok(&vk) {
+            Some(format!("{at} is not signed by the host's key"))
+        } else if cp.prev != prev {
+            Some(format!("{at} does not follow the one before it"))
+        } else if size > chain.hashes.len() {
+            Some(format!("the chain ends at line {} below {at}, which covers {size} lines", chain.hashes.len()))
+        } else {
+            let prefix = &chain.hashes[..size];
+            let leaves: Vec<Vec<u8>> = prefix.iter().map(|h| h.as_bytes().to_vec()).collect();
+            let head = prefix.last().map_or(GENESIS_HASH, |h| h.as_str());
+            (head != cp.head || loopguard_audit::hex(&loopguard_audit::merkle_root(&leaves)) != cp.root)
+                .then(|| format!("the first {size} lines are not the ones the host signed in {at}"))
+        };
+        if problem.is_some() {
+            return Ok(problem);
+        }
+        prev = cp.hash();
+    }
+    Ok(None)
+}
+
 fn check_chain(client: &mut postgres::Client, fleet: &str, host: &str, log: &str) -> Result<Chain, postgres::Error> {
     let rows = client.query(
         "SELECT seq, hash, prev_hash, line FROM loopguard_audit WHERE fleet = $1 AND host = $2 AND log = $3 ORDER BY seq",
         &[&fleet, &host, &log],
     )?;
-    let mut chain = Chain { host: host.into(), log: log.into(), events: 0, problem: None, last: GENESIS_HASH.into() };
+    let mut chain = Chain {
+        host: host.into(),
+        log: log.into(),
+        events: 0,
+        problem: None,
+        last: GENESIS_HASH.into(),
+        hashes: Vec::new(),
+    };
     let mut prev = GENESIS_HASH.to_string();
     for (i, r) in rows.iter().enumerate() {
         let (seq, hash, prev_hash, line): (i64, String, String, String) = (r.get(0), r.get(1), r.get(2), r.get(3));
@@ -123,6 +210,7 @@ fn check_chain(client: &mut postgres::Client, fleet: &str, host: &str, log: &str
             return Ok(chain);
         }
         prev = hash.clone();
+        chain.hashes.push(hash.clone());
         chain.last = hash;
         chain.events = seq;
     }
