@@ -130,6 +130,16 @@ pub enum FleetCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write a systemd user unit that keeps this host's fleet agent running
+    /// (`~/.config/systemd/user/loopguard-fleet-agent.service`).
+    Install {
+        /// Replace a unit that exists and differs.
+        #[arg(long)]
+        force: bool,
+        /// Also enable and start it (`systemctl --user enable --now`).
+        #[arg(long)]
+        now: bool,
+    },
     /// Shared budgets: daily USD and token limits per fleet, group or repository.
     Budget {
         #[command(subcommand)]

@@ -785,3 +785,30 @@ fn a_chain_rolled_back_with_its_cursor_or_re_signed_under_a_new_key_is_caught() 
     let (code, _, err) = op.run(&["audit", "verify", "--fleet", "--host-keys", pins.to_str().unwrap()], "");
     assert!(code != 0 && err.contains("line 1"), "{err}");
 }
+
+#[test]
+fn fleet_install_writes_a_user_unit_for_the_agent_once_and_keeps_an_edited_one() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    let h = Host::new(&db, "h1", "dev", &key);
+    drop(op);
+    let (code, out, err) = h.sb.run(&["fleet", "install"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let unit = h.sb.home.join(".config/systemd/user/loopguard-fleet-agent.service");
+    let text = std::fs::read_to_string(&unit).unwrap();
+    assert!(text.contains(&format!("Environment=\"LOOPGUARD_HOME={}\"", h.sb.state.display())), "{text}");
+    assert!(text.contains(" fleet agent\n") && text.contains("Restart=always"), "{text}");
+    assert!(out.contains("systemctl --user"), "{out}");
+    let (code, out, _) = h.sb.run(&["fleet", "install"], "");
+    assert!(code == 0 && out.contains("already up to date"), "{out}");
+    std::fs::write(&unit, text.replace("RestartSec=2", "RestartSec=600")).unwrap();
+    let (code, _, err) = h.sb.run(&["fleet", "install"], "");
+    assert!(code != 0 && err.contains("--force"), "{err}");
+    assert!(std::fs::read_to_string(&unit).unwrap().contains("RestartSec=600"), "an edited unit is kept");
+    let (code, _, err) = h.sb.run(&["fleet", "install", "--force"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&unit).unwrap(), text);
+    // An agent may not install or change it: `fleet` is for humans.
+    let (verdict, why) = h.bash("i", "loopguard fleet install --force");
+    assert_eq!(verdict, "deny", "{why}");
+}

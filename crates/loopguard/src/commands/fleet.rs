@@ -28,6 +28,7 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         FleetCommand::Set { position, group, reason } => set(&state, &m, &position, group, &reason)?,
         FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
         FleetCommand::Budget { command } => return budget(&m, command),
+        FleetCommand::Install { force, now } => install(env, &state, force, now)?,
         FleetCommand::Status { json } => {
             let mirror = loopguard::fleet::agent::mirror(&state, &m)?;
             let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
@@ -202,4 +203,35 @@ fn read_host_keys(path: &std::path::Path) -> Result<std::collections::BTreeMap<S
         }
     }
     Ok(out)
+}
+
+/// `fleet install`.
+fn install(env: &Env, state: &std::path::Path, force: bool, now: bool) -> Result<(), String> {
+    use loopguard::fleet::install as unit;
+    let home = env.home.clone().ok_or("HOME is not set")?;
+    let config = env.xdg_config_home.clone().unwrap_or_else(|| home.join(".config"));
+    // The unit runs `loopguard` (beside this binary when installed together), which serves
+    // `fleet agent` through loopguard-console.
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let exe = me.parent().map(|d| d.join("loopguard")).filter(|p| p.is_file()).unwrap_or(me);
+    let text = unit::unit_text(&exe, state, &config, &home);
+    match unit::install(&unit::unit_path(&config), &text, force)? {
+        unit::Installed::Written(p) => println!("wrote {}", p.display()),
+        unit::Installed::Unchanged(p) => println!("{} is already up to date", p.display()),
+    }
+    if now {
+        for args in [&["--user", "daemon-reload"][..], &["--user", "enable", "--now", unit::UNIT]] {
+            let status = std::process::Command::new("systemctl")
+                .args(args)
+                .status()
+                .map_err(|e| format!("systemctl: {e} (is systemd running for this user?)"))?;
+            if !status.success() {
+                return Err(format!("systemctl {} failed ({status})", args.join(" ")));
+            }
+        }
+        println!("the fleet agent is enabled and started (`systemctl --user status {}`)", unit::UNIT);
+    } else {
+        println!("start it with: systemctl --user daemon-reload && systemctl --user enable --now {}", unit::UNIT);
+    }
+    Ok(())
 }

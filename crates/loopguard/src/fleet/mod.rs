@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod budget;
 pub mod control;
+pub mod install;
 pub mod reserve;
 pub mod schema;
 pub mod ship;
