@@ -799,6 +799,10 @@ fn fleet_install_writes_a_user_unit_for_the_agent_once_and_keeps_an_edited_one()
     assert!(text.contains(&format!("Environment=\"LOOPGUARD_HOME={}\"", h.sb.state.display())), "{text}");
     assert!(text.contains(" fleet agent\n") && text.contains("Restart=always"), "{text}");
     assert!(out.contains("systemctl --user"), "{out}");
+    // systemd's own parser, where the machine has it (no user manager runs here: system mode).
+    if let Ok(v) = std::process::Command::new("systemd-analyze").arg("verify").arg(&unit).output() {
+        assert!(v.status.success() && v.stderr.is_empty(), "{}", String::from_utf8_lossy(&v.stderr));
+    }
     let (code, out, _) = h.sb.run(&["fleet", "install"], "");
     assert!(code == 0 && out.contains("already up to date"), "{out}");
     std::fs::write(&unit, text.replace("RestartSec=2", "RestartSec=600")).unwrap();
