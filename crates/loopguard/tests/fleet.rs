@@ -513,10 +513,14 @@ fn twelve_sessions_on_three_hosts_never_overspend_a_shared_budget_and_the_ledger
     assert!(e.is_err(), "the CHECK constraint holds");
 }
 
-/// A PostgreSQL cluster of one test's own (so it can be killed), on a Unix socket in `dir`.
+/// A PostgreSQL cluster of one test's own (so it can be killed), on a Unix socket in `dir`
+/// (and whatever else `options` add).
 struct Cluster {
     dir: tempfile::TempDir,
     bin: std::path::PathBuf,
+    options: String,
+    /// The port (it names the Unix socket too).
+    port: u16,
 }
 
 impl Cluster {
@@ -531,7 +535,7 @@ impl Cluster {
             // initdb refuses root: the cluster runs as Debian's `postgres` user.
             assert!(std::process::Command::new("chown").arg("postgres").arg(dir.path()).status().unwrap().success());
         }
-        let c = Cluster { dir, bin };
+        let c = Cluster { dir, bin, options: String::new(), port: 5432 };
         let data = c.dir.path().join("data");
         assert!(
             c.pg("initdb")
@@ -542,6 +546,11 @@ impl Cluster {
                 .unwrap()
                 .success()
         );
+        c
+    }
+
+    fn started() -> Cluster {
+        let c = Cluster::new();
         c.start();
         c
     }
@@ -569,7 +578,7 @@ impl Cluster {
             .arg(self.dir.path().join("data"))
             .arg("-l")
             .arg(self.dir.path().join("log"))
-            .args(["-w", "-o", &format!("-c listen_addresses='' -k {sock} -c fsync=off"), "start"])
+            .args(["-w", "-o", &format!("-c listen_addresses='' -k {sock} -c fsync=off {}", self.options), "start"])
             .stdout(Stdio::null())
             .status()
             .unwrap();
@@ -590,7 +599,7 @@ impl Cluster {
     }
 
     fn db(&self) -> Db {
-        let base = format!("host={} user=postgres", self.dir.path().display());
+        let base = format!("host={} port={} user=postgres", self.dir.path().display(), self.port);
         let mut admin = postgres::Client::connect(&format!("{base} dbname=postgres"), postgres::NoTls).unwrap();
         admin.batch_execute("CREATE DATABASE lg").unwrap();
         Db { name: "lg".into(), base }
@@ -625,7 +634,7 @@ fn local_lines(h: &Host) -> i64 {
 
 #[test]
 fn with_the_database_killed_hosts_spend_only_their_reservations_then_catch_up_losing_nothing() {
-    let cluster = Cluster::new();
+    let cluster = Cluster::started();
     let db = cluster.db();
     let (op, key) = operator(&db);
     migrate(&op);
@@ -815,4 +824,108 @@ fn fleet_install_writes_a_user_unit_for_the_agent_once_and_keeps_an_edited_one()
     // An agent may not install or change it: `fleet` is for humans.
     let (verdict, why) = h.bash("i", "loopguard fleet install --force");
     assert_eq!(verdict, "deny", "{why}");
+}
+
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl").current_dir(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn over_tcp_the_agent_talks_tls_verifies_the_server_and_never_downgrades() {
+    let mut cluster = Cluster::new();
+    let dir = cluster.dir.path().to_path_buf();
+    // A private CA and a server certificate for `localhost`.
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=loopguard test CA",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(dir.join("san.ext"), "subjectAltName=DNS:localhost\n").unwrap();
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    if Cluster::root() {
+        assert!(std::process::Command::new("chown").args(["-R", "postgres"]).arg(&dir).status().unwrap().success());
+    }
+    std::fs::set_permissions(dir.join("server.key"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    // Only TLS over TCP; the Unix socket stays open for the test's own administration.
+    std::fs::write(dir.join("data/pg_hba.conf"), "local all all trust\nhostssl all all 127.0.0.1/32 trust\n").unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    cluster.port = port;
+    cluster.options = format!(
+        "-c listen_addresses=127.0.0.1 -c port={port} -c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+        dir.display()
+    );
+    cluster.start();
+    let sock = cluster.db();
+    let host = |url: &str, extra: &str| {
+        let sb = Sandbox::new();
+        sb.user_policy(&format!("version = 1\n[fleet]\ndatabase_url = \"{url}\"\nname = \"f\"\nhost = \"h\"\n{extra}"));
+        sb
+    };
+    let tcp = format!("host=localhost port={port} user=postgres dbname={}", sock.name);
+    let ca = format!("ca_file = \"{}\"\n", dir.join("ca.pem").display());
+    // The private CA named: TLS, verified, works.
+    let (code, out, err) = host(&tcp, &ca).run(&["fleet", "migrate"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("applied migration(s)"), "{out}");
+    // Without it, the server's certificate is not trusted: no connection at all.
+    let (code, _, err) = host(&tcp, "").run(&["fleet", "status", "--json"], "");
+    assert_eq!(code, 0, "status reads only the mirror: {err}");
+    let (code, _, err) = host(&tcp, "").run(&["fleet", "migrate"], "");
+    assert!(code != 0 && err.to_lowercase().contains("certificate"), "{err}");
+    // A certificate for another name is refused, whatever the CA.
+    let by_ip = format!("host=127.0.0.1 port={port} user=postgres dbname={}", sock.name);
+    let (code, _, err) = host(&by_ip, &ca).run(&["fleet", "migrate"], "");
+    assert!(code != 0 && err.to_lowercase().contains("certificate"), "{err}");
+    // Plain text only when the URL says so, and this server refuses it.
+    let (code, _, err) = host(&format!("{tcp} sslmode=disable"), &ca).run(&["fleet", "migrate"], "");
+    assert!(code != 0 && err.contains("no encryption"), "{err}");
 }

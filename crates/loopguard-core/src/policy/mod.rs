@@ -1009,7 +1009,7 @@ fn fleet_toml(f: &FleetSettings) -> String {
         f.reservation_tokens,
         f.lease
     );
-    for (k, v) in [("host", &f.host), ("group", &f.group)] {
+    for (k, v) in [("host", &f.host), ("group", &f.group), ("ca_file", &f.ca_file)] {
         if let Some(v) = v {
             out.push_str(&format!("{k} = {}\n", toml_str(v)));
         }

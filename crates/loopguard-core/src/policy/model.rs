@@ -102,6 +102,9 @@ pub struct FleetSettings {
     pub reservation_micro_usd: i64,
     /// Tokens the agent reserves from a fleet token budget at a time (default 200,000).
     pub reservation_tokens: u64,
+    /// A PEM file of CA certificates the database's TLS certificate may chain to (besides
+    /// Mozilla's roots).
+    pub ca_file: Option<String>,
     /// Seconds a reservation is held without the agent renewing it (default 300): after that
     /// the host spends nothing more from it, and the fleet takes its unused part back.
     pub lease: u64,
@@ -118,6 +121,7 @@ impl Default for FleetSettings {
             operator_keys: Vec::new(),
             reservation_micro_usd: 1_000_000,
             reservation_tokens: 200_000,
+            ca_file: None,
             lease: 300,
         }
     }

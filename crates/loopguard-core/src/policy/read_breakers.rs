@@ -412,6 +412,7 @@ impl Reader<'_> {
             "reservation_usd",
             "reservation_tokens",
             "lease",
+            "ca_file",
         ];
         let Some(t) = self.table(v, "[fleet]") else { return };
         // Which fleet a host obeys and whose word lifts a stop: the user's call only — not even
@@ -428,6 +429,7 @@ impl Reader<'_> {
                 "name" => f.name = self.string(v, "fleet.name").map_or(f.name, |s| s.value),
                 "host" => f.host = self.string(v, "fleet.host").map(|s| s.value),
                 "group" => f.group = self.string(v, "fleet.group").map(|s| s.value),
+                "ca_file" => f.ca_file = self.string(v, "fleet.ca_file").map(|s| s.value),
                 "heartbeat" => f.heartbeat = self.duration(v, "fleet.heartbeat").unwrap_or(f.heartbeat).max(1),
                 "reservation_usd" => match self.number(v, "fleet.reservation_usd") {
                     Some(n) if (0.01..=1e9).contains(&n) => f.reservation_micro_usd = (n * 1e6).round() as i64,

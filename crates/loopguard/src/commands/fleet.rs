@@ -16,7 +16,7 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
     let db = |e: postgres::Error| loopguard::fleet::describe(&e);
     match command {
         FleetCommand::Migrate => {
-            let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+            let mut client = loopguard::fleet::connect(&m.settings)?;
             let applied = loopguard::fleet::schema::migrate(&mut client).map_err(db)?;
             let now = loopguard::fleet::schema::current(&mut client).map_err(db)?;
             match applied.as_slice() {
@@ -81,7 +81,7 @@ fn set(
 ) -> Result<(), String> {
     let key = loopguard::keys::signing(state)?;
     let scope = group.map_or_else(|| "*".to_string(), |g| format!("group:{g}"));
-    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let mut client = loopguard::fleet::connect(&m.settings)?;
     let version = loopguard::fleet::set_position(&mut client, &m.settings.name, &scope, position, reason, &key)?;
     println!("fleet {} {scope} set to {position} (version {version})", m.settings.name);
     Ok(())
@@ -96,7 +96,7 @@ pub fn verify(
 ) -> Result<ExitCode, String> {
     let m = member(env)?;
     let pinned = host_keys.map(read_host_keys).transpose()?;
-    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let mut client = loopguard::fleet::connect(&m.settings)?;
     let v = loopguard::fleet::verify::verify(&mut client, &m.settings.name, silent_after, pinned.as_ref())
         .map_err(|e| loopguard::fleet::describe(&e))?;
     if json {
@@ -119,7 +119,7 @@ pub fn dashboard(env: &Env, args: DashboardArgs) -> Result<ExitCode, String> {
 /// `fleet budget …`.
 fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCode, String> {
     use loopguard::fleet::{budget::dollars, reserve};
-    let mut client = loopguard::fleet::connect(&m.settings.database_url)?;
+    let mut client = loopguard::fleet::connect(&m.settings)?;
     let fleet = &m.settings.name;
     match command {
         BudgetCommand::Set { scope, usd, tokens } => {

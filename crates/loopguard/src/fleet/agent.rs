@@ -48,7 +48,7 @@ pub fn run(state: &Path, m: &Member, once: bool) -> Result<(), String> {
 /// One connection's life.
 fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
     let db = |e: postgres::Error| super::describe(&e);
-    let mut client = super::connect(&m.settings.database_url)?;
+    let mut client = super::connect(&m.settings)?;
     let latest = super::schema::MIGRATIONS.last().map_or(0, |x| x.0);
     let current = super::schema::current(&mut client).map_err(db)?;
     if current < latest {

@@ -53,12 +53,62 @@ pub fn describe(e: &postgres::Error) -> String {
     }
 }
 
-/// Connects to the fleet's database (5 s to connect, no TLS: run the agent against a
-/// PostgreSQL on a trusted network or through a local tunnel).
-pub fn connect(url: &str) -> Result<postgres::Client, String> {
-    let mut config: postgres::Config = url.parse().map_err(|e| format!("fleet.database_url does not read: {e}"))?;
+/// Connects to the fleet's database (5 s to connect). Over TCP the connection is TLS unless
+/// the URL says `sslmode=disable`: PostgreSQL's default `prefer` (which a man in the middle can
+/// downgrade to plain text) is taken as `require`, and the server's certificate is verified
+/// against Mozilla's roots plus `[fleet] ca_file` (host name included). Unix sockets need none.
+pub fn connect(s: &FleetSettings) -> Result<postgres::Client, String> {
+    use postgres::config::{Host, SslMode};
+    let mut config: postgres::Config =
+        s.database_url.parse().map_err(|e| format!("fleet.database_url does not read: {e}"))?;
     config.connect_timeout(Duration::from_secs(5));
-    config.connect(postgres::NoTls).map_err(|e| format!("cannot reach the fleet's database: {e}"))
+    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)));
+    if tcp && matches!(config.get_ssl_mode(), SslMode::Prefer) {
+        config.ssl_mode(SslMode::Require);
+    }
+    let reach = |e: postgres::Error| format!("cannot reach the fleet's database: {}", chain(&e));
+    if matches!(config.get_ssl_mode(), SslMode::Disable) || !tcp {
+        return config.connect(postgres::NoTls).map_err(reach);
+    }
+    config.connect(tls(s.ca_file.as_deref())?).map_err(reach)
+}
+
+/// An error with its causes ("error performing TLS handshake: invalid peer certificate: …").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let s = c.to_string();
+        if !out.contains(&s) {
+            out = format!("{out}: {s}");
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// rustls for the fleet's database: Mozilla's roots and the operator's CA file, if any.
+fn tls(ca_file: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+    if let Some(path) = ca_file {
+        let certs = rustls_pki_types::CertificateDer::pem_file_iter(path)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("fleet.ca_file {path}: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!("fleet.ca_file {path} holds no PEM certificate"));
+        }
+        for c in certs {
+            roots.add(c).map_err(|e| format!("fleet.ca_file {path}: {e}"))?;
+        }
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
 /// `fleet stop|set`: sets `scope` (`*` or `group:NAME`) of the fleet to `position`, signed with
