@@ -89,7 +89,11 @@ fn main() {
     let op_state = dir.path().join("operator");
     let key = loopguard::keys::signing(&op_state).unwrap();
     let pinned = loopguard_audit::hex(key.verifying_key().as_bytes());
-    let mut client = loopguard::fleet::connect(&url).unwrap();
+    let mut client = loopguard::fleet::connect(&loopguard_core::policy::FleetSettings {
+        database_url: url.clone(),
+        ..Default::default()
+    })
+    .unwrap();
     loopguard::fleet::schema::migrate(&mut client).unwrap();
     let hosts: Vec<Home> = (1..=3)
         .map(|i| {
@@ -109,7 +113,11 @@ fn main() {
     std::thread::sleep(Duration::from_secs(2));
 
     // The floor: NOTIFY on one connection, received on another.
-    let mut listener = loopguard::fleet::connect(&url).unwrap();
+    let mut listener = loopguard::fleet::connect(&loopguard_core::policy::FleetSettings {
+        database_url: url.clone(),
+        ..Default::default()
+    })
+    .unwrap();
     listener.batch_execute("LISTEN bench").unwrap();
     let mut floor = Vec::new();
     for _ in 0..30 {
