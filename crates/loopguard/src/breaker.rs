@@ -254,6 +254,8 @@ pub fn before(
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
     let mut newly_estimated = Vec::new();
+    let pinned = fleet.map(|f| run.fleet_repo.get_or_insert_with(|| f.repo.to_string()).clone());
+    let fleet = fleet.zip(pinned.as_deref()).map(|(f, repo)| FleetLedger { repo, ..f });
     match usage {
         Usage::Transcript(transcript) => {
             read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut newly_estimated)?;
@@ -354,6 +356,8 @@ pub fn settle(
     let Usage::Transcript(transcript) = usage else { return Ok(()) };
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
+    let pinned = fleet.map(|f| run.fleet_repo.get_or_insert_with(|| f.repo.to_string()).clone());
+    let fleet = fleet.zip(pinned.as_deref()).map(|(f, repo)| FleetLedger { repo, ..f });
     read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut Vec::new())?;
     if fleet.is_some() {
         tx.fleet_day(&day_of(now), |d| {

@@ -140,6 +140,13 @@ pub enum FleetCommand {
         #[arg(long)]
         now: bool,
     },
+    /// A host is gone for good (machine or state home destroyed): remove its registration and
+    /// give the unused part of its reservations back to the budgets. Lapsed reservations are
+    /// never taken back otherwise (a host cut off may have spent them).
+    Forget {
+        /// The host's name in the fleet.
+        host: String,
+    },
     /// Shared budgets: daily USD and token limits per fleet, group or repository.
     Budget {
         #[command(subcommand)]

@@ -310,7 +310,13 @@ impl HotTx {
     pub fn fleet_day<T>(&self, day: &str, f: impl FnOnce(&mut crate::fleet::budget::FleetDay) -> T) -> StoreResult<T> {
         let mut slot = self.days()?;
         let Some((_, d)) = slot.as_mut() else { return Err("the day totals did not open".into()) };
-        let out = f(d.fleet.entry(day.to_string()).or_default());
+        let entry = d.fleet.entry(day.to_string()).or_default();
+        if entry.epoch.is_empty() {
+            let mut bytes = [0u8; 8];
+            getrandom::fill(&mut bytes).map_err(|e| format!("no randomness for the fleet ledger: {e}"))?;
+            entry.epoch = loopguard_audit::hex(&bytes);
+        }
+        let out = f(entry);
         while d.fleet.len() > 3 {
             let Some(first) = d.fleet.keys().next().cloned() else { break };
             d.fleet.remove(&first);

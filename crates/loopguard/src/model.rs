@@ -40,6 +40,9 @@ pub struct Run {
     pub transcript_offset: i64,
     /// Why the transcript could not be read, if it could not.
     pub transcript_error: Option<String>,
+    /// In a fleet: the repository key the session's spend is counted under, fixed at its first
+    /// call (renaming the remote later does not move the session out of a repository budget).
+    pub fleet_repo: Option<String>,
     /// The host reports no spend (no transcript loopguard reads): spend budgets are not
     /// measured for this run (readings of zero with no volume), its other limits are.
     pub spend_unreported: bool,

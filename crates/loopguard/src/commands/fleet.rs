@@ -29,6 +29,11 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
         FleetCommand::Budget { command } => return budget(&m, command),
         FleetCommand::Install { force, now } => install(env, &state, force, now)?,
+        FleetCommand::Forget { host } => {
+            let mut client = loopguard::fleet::connect(&m.settings)?;
+            let n = loopguard::fleet::reserve::forget(&mut client, &m.settings.name, &host)?;
+            println!("fleet {}: host {host} forgotten; {n} reservation(s) given back", m.settings.name);
+        }
         FleetCommand::Status { json } => {
             let mirror = loopguard::fleet::agent::mirror(&state, &m)?;
             let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
@@ -162,12 +167,15 @@ fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCo
                     l.over.tokens,
                     if l.reconciles { "reconciles" } else { "DOES NOT RECONCILE" }
                 );
-                for (host, granted, spent, lease) in &l.hosts {
+                for h in &l.hosts {
                     println!(
-                        "  {host}: reserved {} spent {} ({} tokens), lease until {lease}",
-                        dollars(granted.usd),
-                        dollars(spent.usd),
-                        spent.tokens
+                        "  {}: reserved {} spent {} ({} tokens), over {}, lease until {}",
+                        h.host,
+                        dollars(h.granted.usd),
+                        dollars(h.spent.usd),
+                        h.spent.tokens,
+                        dollars(h.over.usd),
+                        h.lease_until
                     );
                 }
             }

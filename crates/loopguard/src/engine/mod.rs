@@ -644,7 +644,7 @@ fn breaker_position(
         repo: &b.fleet_repo,
         today: &today,
         now,
-        spend_reported: ev.spend_reported,
+        spend_measured: ev.spend_reported && b.run.transcript_error.is_none(),
         reservation: reservation(fleet),
     };
     let spend = b.fleet_day.as_ref().map(|d| (d, &ask));

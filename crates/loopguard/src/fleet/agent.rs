@@ -65,7 +65,7 @@ fn session(state: &Path, m: &Member, once: bool) -> Result<(), String> {
         let r = match round(&mut client, state, m, &mut shipper, &audit_key) {
             Ok(r) => r,
             Err(Halt::Db(e)) => return Err(db(e)),
-            Err(Halt::Mirror(e)) => return Err(format!("{FATAL}{e}")),
+            Err(Halt::Fatal(e)) => return Err(format!("{FATAL}{e}")),
         };
         for why in &r.refused {
             eprintln!("loopguard fleet agent: refused a fleet setting: {why}");
@@ -103,7 +103,7 @@ pub fn round(
     let mut r = Round::default();
     // A damaged mirror is not rebuilt (see `read_mirror`): the agent stops here, the hook stops
     // every call, a human looks.
-    let mut mirror = control::read_mirror(state, fleet).map_err(Halt::Mirror)?;
+    let mut mirror = control::read_mirror(state, fleet).map_err(Halt::Fatal)?;
     let mut settings = super::settings(client, fleet)?;
     settings.sort_by_key(|s| s.version);
     for s in &settings {
@@ -127,7 +127,18 @@ pub fn round(
     let _ = control::write_mirror(state, &mirror);
     // Budgets: settle what was spent, top the reservations up, renew the leases. The mirror is
     // written again only when what the hook checks changed (or half a lease went by).
-    let reserved = super::reserve::round(client, state, m, (&crate::model::day_of(now), now))?;
+    r.shipped = shipper.ship(client, state)?;
+    heartbeat(client, m, audit_key)?;
+    // A budget that cannot be settled (a constraint, a bug) must not stop shipping or the
+    // heartbeat: the mirror keeps what it held, the leases run out, spend is refused.
+    let reserved = match super::reserve::round(client, state, m, (&crate::model::day_of(now), now)) {
+        Ok(r) => r,
+        Err(e) if e.as_db_error().is_some() => {
+            r.refused.push(format!("the fleet's budgets could not be settled: {}", super::describe(&e)));
+            return Ok(r);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let half = i64::try_from(m.settings.lease / 2).unwrap_or(150);
     let fresh: Vec<_> = reserved
         .allowances
@@ -143,13 +154,27 @@ pub fn round(
         mirror.budgets = fresh;
         let _ = control::write_mirror(state, &mirror);
     }
-    r.shipped = shipper.ship(client, state)?;
-    client.execute(
+    Ok(r)
+}
+
+/// The heartbeat: this host is alive, with its key. A host name another state home (another
+/// key) already holds is refused: two machines under one name would share one reservation and
+/// one chain.
+fn heartbeat(client: &mut postgres::Client, m: &Member, audit_key: &str) -> Result<(), Halt> {
+    let fleet = &m.settings.name;
+    let n = client.execute(
         "INSERT INTO loopguard_hosts (fleet, host, grp, last_seen, audit_key) VALUES ($1, $2, $3, extract(epoch from now())::bigint, $4)
-         ON CONFLICT (fleet, host) DO UPDATE SET grp = EXCLUDED.grp, last_seen = EXCLUDED.last_seen, audit_key = EXCLUDED.audit_key",
+         ON CONFLICT (fleet, host) DO UPDATE SET grp = EXCLUDED.grp, last_seen = EXCLUDED.last_seen, audit_key = EXCLUDED.audit_key
+         WHERE loopguard_hosts.audit_key IN (EXCLUDED.audit_key, '')",
         &[fleet, &m.host, &m.settings.group.clone().unwrap_or_default(), &audit_key],
     )?;
-    Ok(r)
+    if n == 0 {
+        return Err(Halt::Fatal(format!(
+            "the host name `{}` is already used in fleet `{fleet}` by another state home (another key): give this host its own name ([fleet] host), or, if this host's state home was replaced, have an operator run `loopguard fleet forget {}`",
+            m.host, m.host
+        )));
+    }
+    Ok(())
 }
 
 fn refusal(s: &control::Setting, why: &Refusal) -> String {
@@ -171,8 +196,9 @@ pub fn mirror(state: &Path, m: &Member) -> Result<Mirror, String> {
 pub enum Halt {
     /// The database failed (the agent reconnects).
     Db(postgres::Error),
-    /// The local mirror is damaged (the agent exits: a human must look).
-    Mirror(String),
+    /// The local mirror is damaged, or this host's name is taken (the agent exits: a human
+    /// must look).
+    Fatal(String),
 }
 
 impl From<postgres::Error> for Halt {

@@ -75,6 +75,11 @@ pub struct InFlight {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FleetDay {
+    /// A random name for this ledger, made when it is first written: a ledger that was lost
+    /// and started again from zero (a state home reset, a deleted day file) has another one,
+    /// and the fleet adds its counts to what the host had reported before instead of taking
+    /// them for the day's total.
+    pub epoch: String,
     /// Everything spent here today.
     pub spent: Meter,
     /// Turns whose cost could not be computed (USD unknown).
@@ -157,6 +162,9 @@ pub struct Allowance {
     pub token_limit: Option<i64>,
     /// What the fleet reserved for this host today.
     pub granted: Meter,
+    /// What the fleet had counted for this host before the local ledger's epoch began (the
+    /// local counts start from zero in a new epoch).
+    pub base: Meter,
     /// Until when this host may spend from it, by this host's clock (the fleet's lease, less a
     /// margin for clock drift and the agent's round).
     pub lease_until: i64,
@@ -188,8 +196,9 @@ pub struct Ask<'a> {
     pub today: &'a str,
     /// Now (Unix seconds).
     pub now: i64,
-    /// The host reports spend to hooks.
-    pub spend_reported: bool,
+    /// The host reports spend to hooks and the session's transcript reads (no spend may go
+    /// unmeasured against a fleet budget).
+    pub spend_measured: bool,
     /// The reservation size (for the turn estimate).
     pub reservation: Meter,
 }
@@ -212,9 +221,9 @@ pub fn refused(budgets: &[Allowance], day: &FleetDay, q: &Ask<'_>) -> Option<(St
     if bound.is_empty() {
         return None;
     }
-    if !q.spend_reported {
+    if !q.spend_measured {
         return Some((
-            "this host's agent does not report its spend to hooks, so the fleet's budget cannot be kept here".into(),
+            "this session's spend cannot be measured here (the host reports none to hooks, or its transcript does not read), so the fleet's budget cannot be kept".into(),
             false,
         ));
     }
@@ -238,7 +247,10 @@ pub fn refused(budgets: &[Allowance], day: &FleetDay, q: &Ask<'_>) -> Option<(St
             ));
         }
         let repo = scope.strip_prefix("repo:");
-        let have = day.committed(repo, q.session, q.now).plus(est).plus(est);
+        if repo.is_some_and(|r| !day.repos.contains_key(r) && day.repos.len() >= MAX_REPOS) {
+            return Some((format!("the fleet budget `{scope}`: this host tracks no more repositories today"), false));
+        }
+        let have = a.base.plus(day.committed(repo, q.session, q.now)).plus(est).plus(est);
         let short_usd = a.usd_limit.is_some() && (have.usd > a.granted.usd || day.unpriced > 0);
         let short_tokens = a.token_limit.is_some() && have.tokens > a.granted.tokens;
         if short_usd || short_tokens {
@@ -274,9 +286,10 @@ fn words(scope: &str, a: &Allowance, day: &FleetDay, repo: Option<&str>, usd: bo
 }
 
 /// A repository's key from its git configuration: the `origin` remote's host and path
-/// (`github.com/org/repo`), without scheme, credentials or `.git`; empty when there is none.
+/// (`github.com/org/repo`), lower case, without scheme, credentials or `.git`; empty when there
+/// is none. A worktree's or submodule's `.git` file is followed to the repository's own config.
 pub fn repo_key(workspace: &std::path::Path) -> String {
-    let Ok(config) = read_small(&workspace.join(".git").join("config")) else { return String::new() };
+    let Some(config) = git_config(workspace) else { return String::new() };
     let mut in_origin = false;
     for line in config.lines() {
         let line = line.trim();
@@ -292,6 +305,24 @@ pub fn repo_key(workspace: &std::path::Path) -> String {
         }
     }
     String::new()
+}
+
+/// The text of the repository's config, through `.git` files (`gitdir:`) and `commondir`.
+fn git_config(workspace: &std::path::Path) -> Option<String> {
+    let dot = workspace.join(".git");
+    let mut dir = if dot.is_file() {
+        let text = read_small(&dot).ok()?;
+        let target = text.trim().strip_prefix("gitdir:")?.trim();
+        let p = std::path::Path::new(target);
+        if p.is_absolute() { p.to_path_buf() } else { workspace.join(p) }
+    } else {
+        dot
+    };
+    if let Ok(common) = read_small(&dir.join("commondir")) {
+        let c = std::path::Path::new(common.trim());
+        dir = if c.is_absolute() { c.to_path_buf() } else { dir.join(c) };
+    }
+    read_small(&dir.join("config")).ok()
 }
 
 fn read_small(path: &std::path::Path) -> std::io::Result<String> {
@@ -319,7 +350,8 @@ pub fn normalize_remote(url: &str) -> String {
     if host.is_empty() || path.is_empty() {
         return String::new();
     }
-    format!("{host}/{path}")
+    // Hosting services treat paths without regard to case: `Org/Repo` is `org/repo`.
+    format!("{host}/{}", path.to_ascii_lowercase())
 }
 
 /// Whether `s` is a budget scope: `*`, `group:NAME` or `repo:KEY`.
@@ -345,6 +377,7 @@ mod tests {
             usd_limit: Some(10_000_000),
             token_limit: None,
             granted: Meter { usd, tokens: 0 },
+            base: Meter::default(),
             lease_until: 1_000,
             exhausted: false,
         }
@@ -356,7 +389,7 @@ mod tests {
             repo,
             today: "2026-12-02",
             now,
-            spend_reported: true,
+            spend_measured: true,
             reservation: Meter { usd: 1_000_000, tokens: 200_000 },
         }
     }
@@ -399,8 +432,8 @@ mod tests {
         assert!(refusal(&[old], &d, &ask("s", "", 10)).unwrap().contains("nothing reserved"));
         assert!(refusal(&[allowance("*", 5_000_000)], &d, &ask("s", "", 1_001)).unwrap().contains("lapsed"));
         let mut q = ask("s", "", 10);
-        q.spend_reported = false;
-        assert!(refusal(&[allowance("*", 5_000_000)], &d, &q).unwrap().contains("does not report"));
+        q.spend_measured = false;
+        assert!(refusal(&[allowance("*", 5_000_000)], &d, &q).unwrap().contains("cannot be measured"));
         let mut d = FleetDay::default();
         d.add_turn("s", "", None, 10);
         assert!(refusal(&[allowance("*", 5_000_000)], &d, &ask("s", "", 10)).unwrap().contains("no price"));
@@ -423,6 +456,7 @@ mod tests {
             ("https://user:pw@GitHub.com/org/repo.git", "github.com/org/repo"),
             ("git@github.com:org/repo.git", "github.com/org/repo"),
             ("ssh://git@gitlab.example:2222/g/sub/r", "gitlab.example/g/sub/r"),
+            ("https://github.com/Org/Repo", "github.com/org/repo"),
             ("\"https://github.com/org/repo/\"", "github.com/org/repo"),
             ("/srv/git/repo", ""),
             ("", ""),
@@ -437,6 +471,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(repo_key(dir.path()), "github.com/o/a");
+        // A worktree: `.git` is a file naming the worktree's git dir, whose commondir is the
+        // repository's.
+        let wt = dir.path().join("wt");
+        std::fs::create_dir_all(dir.path().join(".git/worktrees/wt")).unwrap();
+        std::fs::write(dir.path().join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", dir.path().join(".git/worktrees/wt").display()))
+            .unwrap();
+        assert_eq!(repo_key(&wt), "github.com/o/a");
         assert!(valid_scope("repo:github.com/o/a") && valid_scope("*") && valid_scope("group:ci"));
         assert!(!valid_scope("repo:") && !valid_scope("group:a/b") && !valid_scope("team:x"));
     }

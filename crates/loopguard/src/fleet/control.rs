@@ -195,8 +195,13 @@ pub fn hook_cap(
     };
     let text = match std::fs::read(mirror_path(state)) {
         Ok(t) => t,
+        // Nothing is known of the fleet's positions or budgets: even reading costs model turns
+        // a budget may not cover.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return unreachable("this host is in a fleet but its fleet agent has never reported".into());
+            return Some((
+                BreakerPosition::Stopped,
+                "this host is in a fleet but its fleet agent has never reported: stopped until `loopguard fleet agent` runs".into(),
+            ));
         }
         Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions cannot be read ({e})"))),
     };
@@ -205,7 +210,13 @@ pub fn hook_cap(
         Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions do not read ({e})"))),
     };
     if m.fleet != fleet {
-        return unreachable(format!("the fleet agent last reported for fleet `{}`, not `{fleet}`", m.fleet));
+        return Some((
+            BreakerPosition::Stopped,
+            format!(
+                "the fleet agent last reported for fleet `{}`, not `{fleet}`: stopped until it reports for this one",
+                m.fleet
+            ),
+        ));
     }
     let cap = m.cap(group).map(|(p, s)| {
         // Only a signed setting's words reach the agent: unsigned text is anyone's who can
@@ -362,7 +373,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cap = |now: i64| hook_cap(dir.path(), "f", None, &[], (now, 60), None);
         let (p, why) = cap(1000).unwrap();
-        assert_eq!(p, BreakerPosition::ReadOnly, "no agent has ever reported");
+        assert_eq!(p, BreakerPosition::Stopped, "no agent has ever reported: nothing known of budgets either");
         assert!(why.contains("never reported"), "{why}");
         std::fs::create_dir_all(dir.path().join("fleet")).unwrap();
         std::fs::write(mirror_path(dir.path()), "{not json").unwrap();
@@ -375,7 +386,7 @@ mod tests {
         assert_eq!(cap(800).map(|c| c.0), Some(BreakerPosition::ReadOnly), "stamped in the future");
         assert_eq!(
             hook_cap(dir.path(), "g", None, &[], (1030, 60), None).map(|c| c.0),
-            Some(BreakerPosition::ReadOnly),
+            Some(BreakerPosition::Stopped),
             "another fleet's mirror"
         );
         m.accept(&setting(1, "stopped"), &[]).unwrap();

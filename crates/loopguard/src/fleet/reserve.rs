@@ -9,8 +9,11 @@
 //!   and the constraint is the backstop). `over` is spend found beyond what was granted when
 //!   the budget had nothing left to grant — recorded, never hidden.
 //! - `loopguard_grant`: one row per budget, day and host: granted to it, spent (as the host
-//!   reported), and the lease. A lease not renewed lapses; the next agent to look gives the
-//!   unused part back to the budget.
+//!   reported), its overshoot, its lease, and the epoch of the host's local ledger. A lease not
+//!   renewed lapses: the host spends nothing more from it. The unused part is *not* taken back
+//!   on its own — a host cut off from the database may have spent it without being able to say
+//!   so — but when the host settles again, or when an operator says the host is gone for good
+//!   (`fleet forget`).
 //!
 //! Lock order, always: the budget row, then grant rows — no two agents can deadlock.
 
@@ -23,21 +26,12 @@ use std::path::Path;
 pub struct Reserved {
     /// What the mirror will hold.
     pub allowances: Vec<Allowance>,
-    /// Unused reservations of lapsed leases given back (any host's).
-    pub reclaimed: usize,
 }
 
 /// One budget's row for a day, locked.
 struct Row {
     limit: (Option<i64>, Option<i64>),
     granted: Meter,
-}
-
-/// One host's grant row.
-#[derive(Clone, Copy, Default)]
-struct Grant {
-    granted: Meter,
-    spent: Meter,
 }
 
 /// The scopes that bind this host today: the fleet's, its group's, and the repositories it
@@ -54,7 +48,8 @@ fn scopes(m: &Member, day: &FleetDay) -> Vec<String> {
     s
 }
 
-/// Settles this host's spend for `today` and tops its reservations up, in one transaction.
+/// Settles this host's spend for `today` (and what it spent yesterday after its last report
+/// of that day) and tops its reservations up, in one transaction.
 pub fn round(
     client: &mut postgres::Client,
     state: &Path,
@@ -75,25 +70,26 @@ pub fn round(
     )?;
     let mut out = Reserved::default();
     let lease = i64::try_from(m.settings.lease).unwrap_or(300);
-    // The host stops spending from a reservation a margin before the fleet can take it back.
-    let margin = (lease / 10).max(i64::try_from(m.settings.heartbeat.saturating_mul(2)).unwrap_or(2));
+    // The host stops spending from a reservation a margin before the lease ends by the
+    // database's clock (never more than half the lease).
+    let margin = (lease / 10).max(i64::try_from(m.settings.heartbeat.saturating_mul(2)).unwrap_or(2)).min(lease / 2);
     for scope in &scopes {
         let repo = scope.strip_prefix("repo:");
         let (local, needed) = (day.spent_in(repo), day.needed(repo, local_now));
         // Most rounds change only this host's own row: the shared budget row is locked only
         // when a reservation must grow, shrink or record overshoot (it is the fleet's one hot row).
         let Some(limits) = budget_limits(&mut tx, fleet, scope, today)? else { continue };
-        let a = match steady(&mut tx, m, (scope, today), limits, (local, needed), db_now + lease)? {
+        let spend = Spend { epoch: &day.epoch, local, needed, reservation: reservation(m) };
+        let a = match steady(&mut tx, m, (scope, today), limits, &spend, db_now + lease)? {
             Some(a) => a,
             None => {
                 let Some(row) = lock_budget(&mut tx, fleet, scope, today)? else { continue };
-                out.reclaimed += reclaim(&mut tx, fleet, scope, today, db_now)?;
-                let row = lock_budget(&mut tx, fleet, scope, today)?.unwrap_or(row);
-                settle(&mut tx, m, (scope, today), &row, (local, needed), db_now + lease)?
+                settle(&mut tx, m, (scope, today), &row, &spend, db_now + lease)?
             }
         };
         out.allowances.push(Allowance { lease_until: local_now + lease - margin, ..a });
     }
+    settle_yesterday(&mut tx, state, m, local_now)?;
     // Repository budgets of repositories this host has not worked on today: listed with nothing
     // reserved, so the hook's first call in one waits for a reservation instead of slipping by.
     for r in tx.query(
@@ -106,10 +102,59 @@ pub fn round(
     Ok(out)
 }
 
+/// What the hook counted, for one scope.
+struct Spend<'a> {
+    /// The local ledger's epoch.
+    epoch: &'a str,
+    /// Spent (local count).
+    local: Meter,
+    /// Spent plus turns in flight (local count).
+    needed: Meter,
+    /// The reservation size (zero for a day that is over: settle only).
+    reservation: Meter,
+}
+
+/// Yesterday's spend read after the agent's last round of that day: settled on yesterday's
+/// rows (covered from what was left, else recorded as overshoot; nothing more reserved).
+fn settle_yesterday(
+    tx: &mut postgres::Transaction<'_>,
+    state: &Path,
+    m: &Member,
+    local_now: i64,
+) -> Result<(), postgres::Error> {
+    let yesterday = crate::model::day_of(local_now - 86_400);
+    let day = crate::hot::fleet_day(state, &yesterday).unwrap_or_default();
+    if day.epoch.is_empty() {
+        return Ok(());
+    }
+    for scope in scopes(m, &day) {
+        let repo = scope.strip_prefix("repo:");
+        let spent = day.spent_in(repo);
+        let held: Option<(i64, i64, String, i64, i64)> = tx
+            .query_opt(
+                "SELECT usd_spent, token_spent, epoch, base_usd, base_tokens FROM loopguard_grant
+                 WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4",
+                &[&m.settings.name, &scope, &yesterday, &m.host],
+            )?
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)));
+        // Only where this host held a reservation that day, and only when there is news.
+        let Some((usd, tokens, epoch, bu, bt)) = held else { continue };
+        let base = if epoch == day.epoch { Meter { usd: bu, tokens: bt } } else { Meter { usd, tokens } };
+        if base.plus(spent) == (Meter { usd, tokens }) {
+            continue;
+        }
+        let Some(row) = lock_budget(tx, &m.settings.name, &scope, &yesterday)? else { continue };
+        let spend = Spend { epoch: &day.epoch, local: spent, needed: spent, reservation: Meter::default() };
+        settle(tx, m, (&scope, &yesterday), &row, &spend, 0)?;
+    }
+    Ok(())
+}
+
 /// A budget's limits: micro-dollars, tokens (`None`: that meter is not limited).
 type Limits = (Option<i64>, Option<i64>);
 
-/// A budget's limits for a day, read without a lock.
+/// A budget's limits for a day, read without a lock; `None` when there is no such budget (or
+/// it was removed: a removed budget stops binding at once).
 fn budget_limits(
     tx: &mut postgres::Transaction<'_>,
     fleet: &str,
@@ -117,7 +162,8 @@ fn budget_limits(
     day: &str,
 ) -> Result<Option<Limits>, postgres::Error> {
     let row = tx.query_opt(
-        "SELECT usd_limit, token_limit FROM loopguard_budget WHERE fleet = $1 AND scope = $2 AND day = $3",
+        "SELECT b.usd_limit, b.token_limit FROM loopguard_budget b JOIN loopguard_budget_def d USING (fleet, scope)
+         WHERE b.fleet = $1 AND b.scope = $2 AND b.day = $3",
         &[&fleet, &scope, &day],
     )?;
     Ok(row.map(|r| (r.get(0), r.get(1))))
@@ -125,40 +171,40 @@ fn budget_limits(
 
 /// The steady round: this host's grant already holds what [`meter`] would leave unchanged
 /// (at least half a reservation above what is needed, at most a reservation above it, nothing
-/// spent beyond it): spent and lease are updated on its own row, nothing else is touched.
-/// `None`: the grant must change (the caller takes the locked path).
+/// spent beyond it) and the local ledger is the one it knows: spent and lease are updated on
+/// its own row, nothing else is touched. `None`: the grant must change (the locked path).
 fn steady(
     tx: &mut postgres::Transaction<'_>,
     m: &Member,
     (scope, day): (&str, &str),
     (usd_limit, token_limit): Limits,
-    (local, needed): (Meter, Meter),
+    s: &Spend<'_>,
     lease_until: i64,
 ) -> Result<Option<Allowance>, postgres::Error> {
-    let res = reservation(m);
     let row = tx.query_opt(
-        "UPDATE loopguard_grant SET usd_spent = GREATEST(usd_spent, $5::bigint), token_spent = GREATEST(token_spent, $6::bigint),
-           lease_until = $7::bigint
-         WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4
-           AND ($8::bigint IS NULL OR (usd_granted - GREATEST(usd_spent, $5::bigint, $9::bigint) >= $10::bigint / 2
-                AND usd_granted <= GREATEST(usd_spent, $5::bigint, $9::bigint) + $10::bigint))
-           AND ($11::bigint IS NULL OR (token_granted - GREATEST(token_spent, $6::bigint, $12::bigint) >= $13::bigint / 2
-                AND token_granted <= GREATEST(token_spent, $6::bigint, $12::bigint) + $13::bigint))
-         RETURNING usd_granted, token_granted",
+        "UPDATE loopguard_grant SET usd_spent = GREATEST(usd_spent, base_usd + $5::bigint),
+           token_spent = GREATEST(token_spent, base_tokens + $6::bigint), lease_until = $7::bigint
+         WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4 AND epoch = $14
+           AND ($8::bigint IS NULL OR (usd_granted - GREATEST(usd_spent, base_usd + $5::bigint, base_usd + $9::bigint) >= $10::bigint / 2
+                AND usd_granted <= GREATEST(usd_spent, base_usd + $5::bigint, base_usd + $9::bigint) + $10::bigint))
+           AND ($11::bigint IS NULL OR (token_granted - GREATEST(token_spent, base_tokens + $6::bigint, base_tokens + $12::bigint) >= $13::bigint / 2
+                AND token_granted <= GREATEST(token_spent, base_tokens + $6::bigint, base_tokens + $12::bigint) + $13::bigint))
+         RETURNING usd_granted, token_granted, base_usd, base_tokens",
         &[
             &m.settings.name,
             &scope,
             &day,
             &m.host,
-            &local.usd,
-            &local.tokens,
+            &s.local.usd,
+            &s.local.tokens,
             &lease_until,
             &usd_limit,
-            &needed.usd,
-            &res.usd,
+            &s.needed.usd,
+            &s.reservation.usd,
             &token_limit,
-            &needed.tokens,
-            &res.tokens,
+            &s.needed.tokens,
+            &s.reservation.tokens,
+            &s.epoch,
         ],
     )?;
     Ok(row.map(|r| Allowance {
@@ -167,6 +213,7 @@ fn steady(
         usd_limit,
         token_limit,
         granted: Meter { usd: r.get(0), tokens: r.get(1) },
+        base: Meter { usd: r.get(2), tokens: r.get(3) },
         lease_until,
         exhausted: false,
     }))
@@ -193,34 +240,6 @@ fn lock_budget(
     Ok(row.map(|r| Row { limit: (r.get(0), r.get(1)), granted: Meter { usd: r.get(2), tokens: r.get(3) } }))
 }
 
-/// Gives back the unused part of every lapsed lease of a budget (the budget row is locked).
-fn reclaim(
-    tx: &mut postgres::Transaction<'_>,
-    fleet: &str,
-    scope: &str,
-    day: &str,
-    db_now: i64,
-) -> Result<usize, postgres::Error> {
-    let rows = tx.query(
-        "UPDATE loopguard_grant g SET usd_granted = LEAST(g.usd_granted, g.usd_spent), token_granted = LEAST(g.token_granted, g.token_spent)
-         FROM (SELECT host, usd_granted, token_granted FROM loopguard_grant
-               WHERE fleet = $1 AND scope = $2 AND day = $3 AND lease_until < $4
-                 AND (usd_granted > usd_spent OR token_granted > token_spent) FOR UPDATE) old
-         WHERE g.fleet = $1 AND g.scope = $2 AND g.day = $3 AND g.host = old.host
-         RETURNING old.usd_granted - g.usd_granted, old.token_granted - g.token_granted",
-        &[&fleet, &scope, &day, &db_now],
-    )?;
-    let back = rows.iter().fold(Meter::default(), |acc, r| acc.plus(Meter { usd: r.get(0), tokens: r.get(1) }));
-    if !rows.is_empty() {
-        tx.execute(
-            "UPDATE loopguard_budget SET usd_granted = usd_granted - $4, token_granted = token_granted - $5
-             WHERE fleet = $1 AND scope = $2 AND day = $3",
-            &[&fleet, &scope, &day, &back.usd, &back.tokens],
-        )?;
-    }
-    Ok(rows.len())
-}
-
 /// What one meter of a grant becomes: `(granted, over)` after settling `spent` and topping up
 /// towards `needed + reservation` from what the budget has left.
 fn meter(limit: Option<i64>, budget_granted: i64, g: (i64, i64), needed: i64, reservation: i64) -> (i64, i64, bool) {
@@ -231,7 +250,7 @@ fn meter(limit: Option<i64>, budget_granted: i64, g: (i64, i64), needed: i64, re
     // flight); give back what is held beyond a reservation above it.
     let need = needed.max(spent);
     let target = need.saturating_add(reservation);
-    let new = if granted.saturating_sub(need) < reservation / 2 {
+    let new = if granted.saturating_sub(need) < reservation / 2 || granted < need {
         granted.saturating_add(target.saturating_sub(granted).min(left))
     } else if granted > target {
         target
@@ -242,44 +261,40 @@ fn meter(limit: Option<i64>, budget_granted: i64, g: (i64, i64), needed: i64, re
     (new, spent.saturating_sub(new).max(0), exhausted)
 }
 
-/// Settles and tops up this host's grant of one budget.
+/// Settles and tops up this host's grant of one budget (the budget row is locked). A local
+/// ledger of another epoch than the grant knows started from zero: what was settled before
+/// becomes its base.
 fn settle(
     tx: &mut postgres::Transaction<'_>,
     m: &Member,
     (scope, day): (&str, &str),
     row: &Row,
-    (local, needed): (Meter, Meter),
+    s: &Spend<'_>,
     lease_until: i64,
 ) -> Result<Allowance, postgres::Error> {
     let fleet = &m.settings.name;
     tx.execute(
-        "INSERT INTO loopguard_grant (fleet, scope, day, host, lease_until) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-        &[fleet, &scope, &day, &m.host, &lease_until],
+        "INSERT INTO loopguard_grant (fleet, scope, day, host, lease_until, epoch) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT DO NOTHING",
+        &[fleet, &scope, &day, &m.host, &lease_until, &s.epoch],
     )?;
     let r = tx.query_one(
-        "SELECT usd_granted, token_granted, usd_spent, token_spent FROM loopguard_grant
-         WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4 FOR UPDATE",
+        "SELECT usd_granted, token_granted, usd_spent, token_spent, usd_over, token_over, epoch, base_usd, base_tokens
+         FROM loopguard_grant WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4 FOR UPDATE",
         &[fleet, &scope, &day, &m.host],
     )?;
-    let old =
-        Grant { granted: Meter { usd: r.get(0), tokens: r.get(1) }, spent: Meter { usd: r.get(2), tokens: r.get(3) } };
-    // What the host reports only grows (a state home reset cannot unspend).
-    let spent = old.spent.max(local);
-    let res = Meter {
-        usd: m.settings.reservation_micro_usd,
-        tokens: i64::try_from(m.settings.reservation_tokens).unwrap_or(i64::MAX),
-    };
-    let (usd, usd_over, usd_out) =
-        meter(row.limit.0, row.granted.usd, (old.granted.usd, spent.usd), needed.usd, res.usd);
+    let granted = Meter { usd: r.get(0), tokens: r.get(1) };
+    let old_spent = Meter { usd: r.get(2), tokens: r.get(3) };
+    let old_over = Meter { usd: r.get(4), tokens: r.get(5) };
+    let epoch: String = r.get(6);
+    let base = if epoch == s.epoch { Meter { usd: r.get(7), tokens: r.get(8) } } else { old_spent };
+    // What the host reports only grows.
+    let spent = old_spent.max(base.plus(s.local));
+    let needed = base.plus(s.needed);
+    let res = s.reservation;
+    let (usd, usd_over, usd_out) = meter(row.limit.0, row.granted.usd, (granted.usd, spent.usd), needed.usd, res.usd);
     let (tokens, token_over, tok_out) =
-        meter(row.limit.1, row.granted.tokens, (old.granted.tokens, spent.tokens), needed.tokens, res.tokens);
-    let old_over = Meter {
-        usd: old.spent.usd.saturating_sub(old.granted.usd).max(0),
-        tokens: old.spent.tokens.saturating_sub(old.granted.tokens).max(0),
-    };
-    // Overshoot is counted only on a meter the budget limits.
-    let old_over_usd = if row.limit.0.is_some() { old_over.usd } else { 0 };
-    let old_over_tok = if row.limit.1.is_some() { old_over.tokens } else { 0 };
+        meter(row.limit.1, row.granted.tokens, (granted.tokens, spent.tokens), needed.tokens, res.tokens);
     tx.execute(
         "UPDATE loopguard_budget SET usd_granted = usd_granted + $4, token_granted = token_granted + $5,
            usd_over = usd_over + $6, token_over = token_over + $7
@@ -288,16 +303,33 @@ fn settle(
             fleet,
             &scope,
             &day,
-            &(usd - old.granted.usd),
-            &(tokens - old.granted.tokens),
-            &(usd_over - old_over_usd),
-            &(token_over - old_over_tok),
+            &(usd - granted.usd),
+            &(tokens - granted.tokens),
+            &(usd_over - old_over.usd),
+            &(token_over - old_over.tokens),
         ],
     )?;
     tx.execute(
-        "UPDATE loopguard_grant SET usd_granted = $5, token_granted = $6, usd_spent = $7, token_spent = $8, lease_until = $9
+        "UPDATE loopguard_grant SET usd_granted = $5, token_granted = $6, usd_spent = $7, token_spent = $8,
+           usd_over = $9, token_over = $10, epoch = $11, base_usd = $12, base_tokens = $13,
+           lease_until = GREATEST(lease_until, $14)
          WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4",
-        &[fleet, &scope, &day, &m.host, &usd, &tokens, &spent.usd, &spent.tokens, &lease_until],
+        &[
+            fleet,
+            &scope,
+            &day,
+            &m.host,
+            &usd,
+            &tokens,
+            &spent.usd,
+            &spent.tokens,
+            &usd_over,
+            &token_over,
+            &s.epoch,
+            &base.usd,
+            &base.tokens,
+            &lease_until,
+        ],
     )?;
     Ok(Allowance {
         scope: scope.to_string(),
@@ -305,9 +337,56 @@ fn settle(
         usd_limit: row.limit.0,
         token_limit: row.limit.1,
         granted: Meter { usd, tokens },
+        base,
         lease_until,
         exhausted: usd_out || tok_out,
     })
+}
+
+/// `fleet forget HOST`: the host is gone for good (its state home with it). Its registration is
+/// removed and the unused part of its reservations goes back to the budgets — only an operator
+/// can say so: a host that merely cannot reach the database may still be spending what it holds,
+/// so lapsed reservations are never taken back on their own. Returns the reservations released.
+pub fn forget(client: &mut postgres::Client, fleet: &str, host: &str) -> Result<usize, String> {
+    let db = |e: postgres::Error| super::describe(&e);
+    let mut tx = client.transaction().map_err(db)?;
+    let rows = tx
+        .query(
+            "SELECT scope, day FROM loopguard_grant WHERE fleet = $1 AND host = $2
+               AND (usd_granted > usd_spent OR token_granted > token_spent) ORDER BY scope, day",
+            &[&fleet, &host],
+        )
+        .map_err(db)?;
+    for r in &rows {
+        let (scope, day): (String, String) = (r.get(0), r.get(1));
+        // The budget row first, as every writer of both does.
+        lock_budget(&mut tx, fleet, &scope, &day).map_err(db)?;
+        let back = tx
+            .query_one(
+                "UPDATE loopguard_grant g SET usd_granted = LEAST(g.usd_granted, g.usd_spent),
+                   token_granted = LEAST(g.token_granted, g.token_spent)
+                 FROM (SELECT usd_granted AS u, token_granted AS t FROM loopguard_grant
+                       WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4 FOR UPDATE) old
+                 WHERE g.fleet = $1 AND g.scope = $2 AND g.day = $3 AND g.host = $4
+                 RETURNING old.u - g.usd_granted, old.t - g.token_granted",
+                &[&fleet, &scope, &day, &host],
+            )
+            .map_err(db)?;
+        let (u, t): (i64, i64) = (back.get(0), back.get(1));
+        tx.execute(
+            "UPDATE loopguard_budget SET usd_granted = usd_granted - $4, token_granted = token_granted - $5
+             WHERE fleet = $1 AND scope = $2 AND day = $3",
+            &[&fleet, &scope, &day, &u, &t],
+        )
+        .map_err(db)?;
+    }
+    let gone =
+        tx.execute("DELETE FROM loopguard_hosts WHERE fleet = $1 AND host = $2", &[&fleet, &host]).map_err(db)?;
+    if gone == 0 && rows.is_empty() {
+        return Err(format!("fleet {fleet} knows no host `{host}`"));
+    }
+    tx.commit().map_err(db)?;
+    Ok(rows.len())
 }
 
 /// `fleet budget set`: a budget of `usd` (micro-dollars) and/or `tokens` a day for `scope`.
@@ -352,9 +431,12 @@ pub fn define(
 /// `fleet budget remove`: the budget no longer binds (its ledger rows stay, for the record).
 pub fn remove(client: &mut postgres::Client, fleet: &str, scope: &str) -> Result<bool, String> {
     let db = |e: postgres::Error| super::describe(&e);
-    let n = client
+    let mut tx = client.transaction().map_err(db)?;
+    let n = tx
         .execute("DELETE FROM loopguard_budget_def WHERE fleet = $1 AND scope = $2", &[&fleet, &scope])
         .map_err(db)?;
+    tx.execute("SELECT pg_notify('loopguard_control', $1)", &[&fleet]).map_err(db)?;
+    tx.commit().map_err(db)?;
     Ok(n > 0)
 }
 
@@ -376,14 +458,32 @@ pub struct Ledger {
     /// Spend beyond what the budget could grant.
     pub over: Meter,
     /// Whether the budget row and the grant rows agree (granted = sum of grants, over = sum of
-    /// each host's spend beyond its grant).
+    /// the hosts' overshoot, each host's overshoot = its spend beyond its grant).
     pub reconciles: bool,
-    /// Per host: (host, granted, spent, lease_until).
-    pub hosts: Vec<(String, Meter, Meter, i64)>,
+    /// Per host.
+    pub hosts: Vec<HostLedger>,
+}
+
+/// One host's grant of a budget.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HostLedger {
+    /// The host.
+    pub host: String,
+    /// Reserved for it.
+    pub granted: Meter,
+    /// Spent, as it reported.
+    pub spent: Meter,
+    /// Spent beyond its reservation when the budget had nothing left.
+    pub over: Meter,
+    /// Until when it may spend from it (the database's clock).
+    pub lease_until: i64,
 }
 
 /// Every budget row of `day` with its grants.
 pub fn ledger(client: &mut postgres::Client, fleet: &str, day: &str) -> Result<Vec<Ledger>, postgres::Error> {
+    // One snapshot: the budget rows and the grant rows as of one moment.
+    let mut client =
+        client.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
     let mut out = Vec::new();
     for r in client.query(
         "SELECT scope, usd_limit, token_limit, usd_granted, token_granted, usd_over, token_over FROM loopguard_budget
@@ -394,34 +494,33 @@ pub fn ledger(client: &mut postgres::Client, fleet: &str, day: &str) -> Result<V
         let (usd_limit, token_limit): (Option<i64>, Option<i64>) = (r.get(1), r.get(2));
         let granted = Meter { usd: r.get(3), tokens: r.get(4) };
         let over = Meter { usd: r.get(5), tokens: r.get(6) };
-        let hosts: Vec<(String, Meter, Meter, i64)> = client
+        let hosts: Vec<HostLedger> = client
             .query(
-                "SELECT host, usd_granted, token_granted, usd_spent, token_spent, lease_until FROM loopguard_grant
-                 WHERE fleet = $1 AND scope = $2 AND day = $3 ORDER BY host",
+                "SELECT host, usd_granted, token_granted, usd_spent, token_spent, usd_over, token_over, lease_until
+                 FROM loopguard_grant WHERE fleet = $1 AND scope = $2 AND day = $3 ORDER BY host",
                 &[&fleet, &scope, &day],
             )?
             .iter()
-            .map(|g| {
-                (
-                    g.get(0),
-                    Meter { usd: g.get(1), tokens: g.get(2) },
-                    Meter { usd: g.get(3), tokens: g.get(4) },
-                    g.get(5),
-                )
+            .map(|g| HostLedger {
+                host: g.get(0),
+                granted: Meter { usd: g.get(1), tokens: g.get(2) },
+                spent: Meter { usd: g.get(3), tokens: g.get(4) },
+                over: Meter { usd: g.get(5), tokens: g.get(6) },
+                lease_until: g.get(7),
             })
             .collect();
-        let sum =
-            |f: fn(&(String, Meter, Meter, i64)) -> Meter| hosts.iter().map(f).fold(Meter::default(), Meter::plus);
-        let spent = sum(|h| h.2);
-        let host_over = sum(|h| Meter {
-            usd: h.2.usd.saturating_sub(h.1.usd).max(0),
-            tokens: h.2.tokens.saturating_sub(h.1.tokens).max(0),
-        });
-        let want_over = Meter {
-            usd: if usd_limit.is_some() { host_over.usd } else { 0 },
-            tokens: if token_limit.is_some() { host_over.tokens } else { 0 },
+        let sum = |f: fn(&HostLedger) -> Meter| hosts.iter().map(f).fold(Meter::default(), Meter::plus);
+        let spent = sum(|h| h.spent);
+        // Each host's overshoot is its spend beyond its grant, on the meters the budget limits.
+        let own = |h: &HostLedger| {
+            let beyond = |spent: i64, granted: i64, limited: bool| if limited { (spent - granted).max(0) } else { 0 };
+            h.over
+                == Meter {
+                    usd: beyond(h.spent.usd, h.granted.usd, usd_limit.is_some()),
+                    tokens: beyond(h.spent.tokens, h.granted.tokens, token_limit.is_some()),
+                }
         };
-        let reconciles = sum(|h| h.1) == granted && want_over == over;
+        let reconciles = sum(|h| h.granted) == granted && sum(|h| h.over) == over && hosts.iter().all(own);
         out.push(Ledger {
             scope,
             day: day.to_string(),

@@ -91,6 +91,11 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         token_granted bigint NOT NULL DEFAULT 0 CHECK (token_granted >= 0),
         usd_spent bigint NOT NULL DEFAULT 0 CHECK (usd_spent >= 0),
         token_spent bigint NOT NULL DEFAULT 0 CHECK (token_spent >= 0),
+        usd_over bigint NOT NULL DEFAULT 0 CHECK (usd_over >= 0),
+        token_over bigint NOT NULL DEFAULT 0 CHECK (token_over >= 0),
+        epoch text NOT NULL DEFAULT '',
+        base_usd bigint NOT NULL DEFAULT 0,
+        base_tokens bigint NOT NULL DEFAULT 0,
         lease_until bigint NOT NULL,
         PRIMARY KEY (fleet, scope, day, host),
         FOREIGN KEY (fleet, scope, day) REFERENCES loopguard_budget
