@@ -999,3 +999,58 @@ fn a_lost_local_ledger_a_changed_limit_a_taken_name_and_a_forgotten_host_keep_th
     let (code, _, err) = twin.sb.run(&["fleet", "agent", "--once"], "");
     assert_eq!(code, 0, "the name is free again: {err}");
 }
+
+/// The `*` budget's limit in a host's mirror (micro-dollars), if it lists one.
+fn mirror_limit(h: &Host) -> Option<i64> {
+    let text = std::fs::read(h.sb.state.join("fleet/control.json")).ok()?;
+    let v: Value = serde_json::from_slice(&text).unwrap();
+    v["budgets"].as_array()?.iter().find(|b| b["scope"] == "*")?["usd_limit"].as_i64()
+}
+
+#[test]
+fn a_budget_raised_or_removed_in_the_database_without_a_pinned_signature_changes_nothing() {
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let (code, out, err) = op.run(&["fleet", "budget", "set", "*", "--usd", "1"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let hosts = budget_hosts(&db, &key, "");
+    let h = &hosts[0];
+    let once = |h: &Host| {
+        let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+        assert_eq!(code, 0, "{err}");
+    };
+    once(h);
+    assert_eq!(mirror_limit(h), Some(1_000_000));
+    // A database writer raises the budget (definition and today's row) and then deletes it.
+    let mut c = db.client();
+    c.batch_execute(
+        "UPDATE loopguard_budget_def SET usd_limit = 100000000, version = version + 1000;
+         UPDATE loopguard_budget SET usd_limit = 100000000",
+    )
+    .unwrap();
+    once(h);
+    assert_eq!(mirror_limit(h), Some(1_000_000), "an unsigned raise is refused");
+    let (_, out, _) = h.sb.run(&["fleet", "status"], "");
+    assert!(out.contains("raises or removes a budget and is not signed"), "{out}");
+    c.batch_execute("DELETE FROM loopguard_budget_def").unwrap();
+    once(h);
+    assert_eq!(mirror_limit(h), Some(1_000_000), "a deleted definition still binds");
+    // However much the database grants, the host holds at most the budget it accepted.
+    let honest: i64 = c.query_one("SELECT usd_granted FROM loopguard_grant", &[]).unwrap().get(0);
+    c.batch_execute("UPDATE loopguard_grant SET usd_granted = 50000000").unwrap();
+    once(h);
+    let held = reserved(h);
+    assert!(held <= 1_000_000, "held {held}");
+    c.execute("UPDATE loopguard_grant SET usd_granted = $1", &[&honest]).unwrap();
+    // The operator's signed raise is taken.
+    let (code, out, err) = op.run(&["fleet", "budget", "set", "*", "--usd", "5"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    once(h);
+    assert_eq!(mirror_limit(h), Some(5_000_000));
+    // And a signed removal lifts it.
+    let (code, out, err) = op.run(&["fleet", "budget", "remove", "*"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    once(h);
+    assert_eq!(mirror_limit(h), None);
+}

@@ -27,7 +27,7 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         FleetCommand::Agent { once } => loopguard::fleet::agent::run(&state, &m, once)?,
         FleetCommand::Set { position, group, reason } => set(&state, &m, &position, group, &reason)?,
         FleetCommand::Stop { group, reason } => set(&state, &m, "stopped", group, &reason)?,
-        FleetCommand::Budget { command } => return budget(&m, command),
+        FleetCommand::Budget { command } => return budget(&state, &m, command),
         FleetCommand::Install { force, now } => install(env, &state, force, now)?,
         FleetCommand::Forget { host } => {
             let mut client = loopguard::fleet::connect(&m.settings)?;
@@ -122,7 +122,7 @@ pub fn dashboard(env: &Env, args: DashboardArgs) -> Result<ExitCode, String> {
 }
 
 /// `fleet budget …`.
-fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCode, String> {
+fn budget(state: &std::path::Path, m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCode, String> {
     use loopguard::fleet::{budget::dollars, reserve};
     let mut client = loopguard::fleet::connect(&m.settings)?;
     let fleet = &m.settings.name;
@@ -134,14 +134,24 @@ fn budget(m: &loopguard::fleet::Member, command: BudgetCommand) -> Result<ExitCo
                 None => None,
             };
             let tokens = tokens.map(|t| i64::try_from(t).unwrap_or(i64::MAX));
-            reserve::define(&mut client, fleet, &scope, (usd, tokens))?;
-            println!("fleet {fleet}: budget {scope} set");
+            if usd.is_none() && tokens.is_none() {
+                return Err("a budget needs --usd, --tokens or both (`fleet budget remove` removes one)".into());
+            }
+            let key = loopguard::keys::signing(state)?;
+            let v = reserve::define(&mut client, fleet, &scope, (usd, tokens), &key)?;
+            println!("fleet {fleet}: budget {scope} set (version {v}, signed)");
         }
         BudgetCommand::Remove { scope } => {
-            if !reserve::remove(&mut client, fleet, &scope)? {
+            let known = reserve::definitions(&mut client, fleet)
+                .map_err(|e| loopguard::fleet::describe(&e))?
+                .iter()
+                .any(|d| d.scope == scope && !d.removed());
+            if !known {
                 return Err(format!("fleet {fleet} has no budget {scope}"));
             }
-            println!("fleet {fleet}: budget {scope} removed");
+            let key = loopguard::keys::signing(state)?;
+            let v = reserve::define(&mut client, fleet, &scope, (None, None), &key)?;
+            println!("fleet {fleet}: budget {scope} removed (version {v}, signed: hosts that pin this key lift it)");
         }
         BudgetCommand::Status { day, json } => {
             let day = day.unwrap_or_else(|| loopguard::model::day_of(loopguard::effects::now()));

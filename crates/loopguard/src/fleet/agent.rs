@@ -113,6 +113,13 @@ pub fn round(
             Err(why) => r.refused.push(refusal(s, &why)),
         }
     }
+    for d in super::reserve::definitions(client, fleet)? {
+        match mirror.budget_defs.accept(&d, fleet, &m.settings.operator_keys) {
+            Ok(true) => r.accepted += 1,
+            Ok(false) => {}
+            Err(why) => r.refused.push(why),
+        }
+    }
     for why in &r.refused {
         if !mirror.refused.contains(why) {
             mirror.refused.push(why.clone());
@@ -131,7 +138,8 @@ pub fn round(
     heartbeat(client, m, audit_key)?;
     // A budget that cannot be settled (a constraint, a bug) must not stop shipping or the
     // heartbeat: the mirror keeps what it held, the leases run out, spend is refused.
-    let reserved = match super::reserve::round(client, state, m, (&crate::model::day_of(now), now)) {
+    let defs = mirror.budget_defs.clone();
+    let reserved = match super::reserve::round(client, state, m, &defs, (&crate::model::day_of(now), now)) {
         Ok(r) => r,
         Err(e) if e.as_db_error().is_some() => {
             r.refused.push(format!("the fleet's budgets could not be settled: {}", super::describe(&e)));

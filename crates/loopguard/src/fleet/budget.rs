@@ -148,6 +148,135 @@ impl FleetDay {
     }
 }
 
+/// An operator's budget definition, as stored in `loopguard_budget_def` and signed like a
+/// position: a budget that is new or stricter is taken as it comes; raising or removing one
+/// (both limits empty) needs a pinned operator's signature and a version newer than every
+/// signed one seen for the scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BudgetDef {
+    /// The fleet.
+    pub fleet: String,
+    /// The scope.
+    pub scope: String,
+    /// Micro-dollars a day (`None`: not limited).
+    pub usd_limit: Option<i64>,
+    /// Tokens a day.
+    pub token_limit: Option<i64>,
+    /// Grows with every change, fleet-wide (the positions' sequence).
+    pub version: i64,
+    /// Who set it.
+    pub set_by: String,
+    /// When.
+    pub set_at: i64,
+    /// The signer's public key (hex), or empty.
+    pub key: String,
+    /// Ed25519 signature (hex) over [`BudgetDef::signed_bytes`], or empty.
+    pub sig: String,
+}
+
+impl BudgetDef {
+    /// The bytes a signature covers.
+    pub fn signed_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&(
+            "loopguard-fleet-budget-v1",
+            &self.fleet,
+            &self.scope,
+            self.usd_limit,
+            self.token_limit,
+            self.version,
+            &self.set_by,
+            self.set_at,
+        ))
+        .unwrap_or_default()
+    }
+
+    /// Signs it.
+    pub fn sign(mut self, key: &loopguard_audit::SigningKey) -> BudgetDef {
+        self.key = loopguard_audit::hex(key.verifying_key().as_bytes());
+        self.sig = loopguard_audit::sign_bytes(key, &self.signed_bytes());
+        self
+    }
+
+    /// Signed by one of `pinned`.
+    pub fn signed_by(&self, pinned: &[String]) -> bool {
+        pinned.iter().any(|p| p.eq_ignore_ascii_case(&self.key))
+            && loopguard_audit::verifying_key(&self.key)
+                .is_some_and(|k| loopguard_audit::verify_signature(&k, &self.signed_bytes(), &self.sig))
+    }
+
+    /// A removal (both limits empty).
+    pub fn removed(&self) -> bool {
+        self.usd_limit.is_none() && self.token_limit.is_none()
+    }
+
+    /// Whether it is no looser than `than` on either meter (`None` is no limit).
+    fn no_looser(&self, than: &BudgetDef) -> bool {
+        let le = |a: Option<i64>, b: Option<i64>| match (a, b) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(a), Some(b)) => a <= b,
+        };
+        !self.removed() && le(self.usd_limit, than.usd_limit) && le(self.token_limit, than.token_limit)
+    }
+}
+
+/// The budget definitions a host took, by scope, with the highest signed version seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Defs {
+    /// Accepted, by scope (removals kept, as the floor for later ones).
+    pub scopes: BTreeMap<String, BudgetDef>,
+    /// The highest version signed by a pinned key seen per scope.
+    pub signed: BTreeMap<String, i64>,
+}
+
+impl Defs {
+    /// Takes `d` as the rules allow (see [`BudgetDef`]). `Ok(false)`: nothing changes;
+    /// `Err(why)`: refused.
+    pub fn accept(&mut self, d: &BudgetDef, fleet: &str, pinned: &[String]) -> Result<bool, String> {
+        if d.fleet != fleet || !valid_scope(&d.scope) {
+            return Err(format!("budget {}: not a budget of this fleet", d.scope));
+        }
+        let current = self.scopes.get(&d.scope);
+        if current == Some(d) {
+            return Ok(false);
+        }
+        let signed = d.signed_by(pinned);
+        let floor = self.signed.get(&d.scope).copied().unwrap_or(0);
+        let tighter = match current {
+            None => !d.removed(),
+            Some(c) => d.no_looser(c),
+        };
+        if !tighter {
+            if !signed {
+                return Err(format!(
+                    "budget {} version {}: it raises or removes a budget and is not signed by a pinned operator key",
+                    d.scope, d.version
+                ));
+            }
+            if d.version <= floor {
+                return Err(format!(
+                    "budget {} version {}: not newer than the one accepted (a replay)",
+                    d.scope, d.version
+                ));
+            }
+        } else if current.is_some_and(|c| d.version <= c.version && d.no_looser(c) && c.no_looser(d)) {
+            return Ok(false);
+        }
+        if signed {
+            self.signed.insert(d.scope.clone(), floor.max(d.version));
+        }
+        self.scopes.insert(d.scope.clone(), d.clone());
+        Ok(true)
+    }
+
+    /// The limits in force for a scope (`None`: no budget).
+    pub fn limits(&self, scope: &str) -> Option<(Option<i64>, Option<i64>)> {
+        self.scopes.get(scope).filter(|d| !d.removed()).map(|d| (d.usd_limit, d.token_limit))
+    }
+}
+
 /// One fleet budget as reserved for this host (written into the mirror by the agent).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -392,6 +521,43 @@ mod tests {
             spend_measured: true,
             reservation: Meter { usd: 1_000_000, tokens: 200_000 },
         }
+    }
+
+    fn def(version: i64, usd: Option<i64>) -> BudgetDef {
+        BudgetDef {
+            fleet: "f".into(),
+            scope: "*".into(),
+            usd_limit: usd,
+            version,
+            set_by: "ann".into(),
+            ..BudgetDef::default()
+        }
+    }
+
+    #[test]
+    fn a_budget_is_tightened_by_anyone_but_raised_or_removed_only_signed_and_newer() {
+        let key = loopguard_audit::SigningKey::from_bytes(&[7u8; 32]);
+        let pinned = vec![loopguard_audit::hex(key.verifying_key().as_bytes())];
+        let mut d = Defs::default();
+        assert_eq!(d.accept(&def(1, Some(10)), "f", &pinned), Ok(true), "a new budget needs no signature");
+        assert_eq!(d.accept(&def(2, Some(5)), "f", &pinned), Ok(true), "lowered: taken");
+        assert!(d.accept(&def(3, Some(50)), "f", &pinned).is_err(), "raised unsigned");
+        assert!(d.accept(&def(3, None), "f", &pinned).is_err(), "removed unsigned");
+        let mut other = def(3, Some(5));
+        other.token_limit = None;
+        other.usd_limit = None;
+        assert!(d.accept(&other, "f", &pinned).is_err());
+        assert_eq!(d.limits("*"), Some((Some(5), None)));
+        let raise = def(4, Some(20)).sign(&key);
+        assert_eq!(d.accept(&raise, "f", &pinned), Ok(true), "raised, signed");
+        assert_eq!(d.accept(&def(5, Some(8)).sign(&key), "f", &pinned), Ok(true));
+        assert!(d.accept(&raise, "f", &pinned).is_err(), "an old signed raise replayed");
+        let mut forged = raise.clone();
+        forged.usd_limit = Some(1_000);
+        assert!(d.accept(&forged, "f", &pinned).is_err(), "a field changed after signing");
+        assert_eq!(d.accept(&def(6, None).sign(&key), "f", &pinned), Ok(true), "a signed removal");
+        assert_eq!(d.limits("*"), None);
+        assert!(d.accept(&def(7, Some(1)), "g", &pinned).is_err(), "another fleet");
     }
 
     #[test]

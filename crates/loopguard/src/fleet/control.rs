@@ -105,6 +105,9 @@ pub struct Mirror {
     /// The fleet's budgets that bind this host, with what the fleet reserved for it.
     #[serde(default)]
     pub budgets: Vec<super::budget::Allowance>,
+    /// The budget definitions this host accepted (and the signed versions seen).
+    #[serde(default)]
+    pub budget_defs: super::budget::Defs,
 }
 
 /// Why a setting was refused.

@@ -18,7 +18,7 @@
 //! Lock order, always: the budget row, then grant rows — no two agents can deadlock.
 
 use super::Member;
-use super::budget::{Allowance, FleetDay, Meter};
+use super::budget::{Allowance, BudgetDef, Defs, FleetDay, Meter};
 use std::path::Path;
 
 /// Budgets settled and reserved in one round.
@@ -49,25 +49,29 @@ fn scopes(m: &Member, day: &FleetDay) -> Vec<String> {
 }
 
 /// Settles this host's spend for `today` (and what it spent yesterday after its last report
-/// of that day) and tops its reservations up, in one transaction.
+/// of that day) and tops its reservations up, in one transaction. The budgets are the ones the
+/// host accepted (`defs`): a limit the database holds looser than that is not used.
 pub fn round(
     client: &mut postgres::Client,
     state: &Path,
     m: &Member,
+    defs: &Defs,
     (today, local_now): (&str, i64),
 ) -> Result<Reserved, postgres::Error> {
     let day = crate::hot::fleet_day(state, today).unwrap_or_default();
-    let scopes = scopes(m, &day);
+    let scopes: Vec<String> = scopes(m, &day).into_iter().filter(|s| defs.limits(s).is_some()).collect();
     let fleet = &m.settings.name;
     let mut tx = client.transaction()?;
     let db_now: i64 = tx.query_one("SELECT extract(epoch from clock_timestamp())::bigint", &[])?.get(0);
-    // Today's rows of the budgets that exist for these scopes.
-    tx.execute(
-        "INSERT INTO loopguard_budget (fleet, scope, day, usd_limit, token_limit)
-         SELECT fleet, scope, $2, usd_limit, token_limit FROM loopguard_budget_def WHERE fleet = $1 AND scope = ANY($3)
-         ON CONFLICT DO NOTHING",
-        &[fleet, &today, &scopes],
-    )?;
+    // Today's rows of these budgets, with the limits this host accepted.
+    for scope in &scopes {
+        let (usd, tokens) = defs.limits(scope).unwrap_or_default();
+        tx.execute(
+            "INSERT INTO loopguard_budget (fleet, scope, day, usd_limit, token_limit) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT DO NOTHING",
+            &[fleet, &scope, &today, &usd, &tokens],
+        )?;
+    }
     let mut out = Reserved::default();
     let lease = i64::try_from(m.settings.lease).unwrap_or(300);
     // The host stops spending from a reservation a margin before the lease ends by the
@@ -76,30 +80,72 @@ pub fn round(
     for scope in &scopes {
         let repo = scope.strip_prefix("repo:");
         let (local, needed) = (day.spent_in(repo), day.needed(repo, local_now));
+        let accepted = defs.limits(scope).unwrap_or_default();
         // Most rounds change only this host's own row: the shared budget row is locked only
         // when a reservation must grow, shrink or record overshoot (it is the fleet's one hot row).
         let Some(limits) = budget_limits(&mut tx, fleet, scope, today)? else { continue };
+        let limits = (stricter(limits.0, accepted.0), stricter(limits.1, accepted.1));
         let spend = Spend { epoch: &day.epoch, local, needed, reservation: reservation(m) };
         let a = match steady(&mut tx, m, (scope, today), limits, &spend, db_now + lease)? {
             Some(a) => a,
             None => {
-                let Some(row) = lock_budget(&mut tx, fleet, scope, today)? else { continue };
+                let Some(mut row) = lock_budget(&mut tx, fleet, scope, today)? else { continue };
+                row.limit = limits;
                 settle(&mut tx, m, (scope, today), &row, &spend, db_now + lease)?
             }
         };
-        out.allowances.push(Allowance { lease_until: local_now + lease - margin, ..a });
+        // However the database was written, this host never holds more than the whole budget.
+        let cap = |g: i64, l: Option<i64>| l.map_or(g, |l| g.min(l));
+        let granted = Meter { usd: cap(a.granted.usd, limits.0), tokens: cap(a.granted.tokens, limits.1) };
+        out.allowances.push(Allowance { lease_until: local_now + lease - margin, granted, ..a });
     }
     settle_yesterday(&mut tx, state, m, local_now)?;
-    // Repository budgets of repositories this host has not worked on today: listed with nothing
-    // reserved, so the hook's first call in one waits for a reservation instead of slipping by.
-    for r in tx.query(
-        "SELECT scope FROM loopguard_budget_def WHERE fleet = $1 AND scope LIKE 'repo:%' AND NOT (scope = ANY($2)) ORDER BY scope LIMIT 1000",
-        &[fleet, &scopes],
-    )? {
-        out.allowances.push(Allowance { scope: r.get(0), ..Allowance::default() });
+    // Budgets that bind this host with nothing reserved yet (a repository it has not worked on
+    // today, or a budget the database lost): listed, so the hook waits for a reservation
+    // instead of slipping by.
+    for scope in defs.scopes.keys().filter(|s| defs.limits(s).is_some()) {
+        if !out.allowances.iter().any(|a| &a.scope == scope) && binds(m, scope) {
+            out.allowances.push(Allowance { scope: scope.clone(), ..Allowance::default() });
+        }
     }
     tx.commit()?;
     Ok(out)
+}
+
+/// Whether a budget's scope concerns this host at all (repository budgets may, on any host).
+fn binds(m: &Member, scope: &str) -> bool {
+    scope == "*" || scope.starts_with("repo:") || scope.strip_prefix("group:") == m.settings.group.as_deref()
+}
+
+/// The stricter of two limits (`None`: no limit).
+fn stricter(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (x, None) | (None, x) => x,
+    }
+}
+
+/// Every budget definition of a fleet, oldest version first (for [`Defs::accept`]).
+pub fn definitions(client: &mut postgres::Client, fleet: &str) -> Result<Vec<BudgetDef>, postgres::Error> {
+    Ok(client
+        .query(
+            "SELECT scope, usd_limit, token_limit, version, set_by, set_at, key, sig FROM loopguard_budget_def
+             WHERE fleet = $1 ORDER BY version",
+            &[&fleet],
+        )?
+        .into_iter()
+        .map(|r| BudgetDef {
+            fleet: fleet.to_string(),
+            scope: r.get(0),
+            usd_limit: r.get(1),
+            token_limit: r.get(2),
+            version: r.get(3),
+            set_by: r.get(4),
+            set_at: r.get(5),
+            key: r.get(6),
+            sig: r.get(7),
+        })
+        .collect())
 }
 
 /// What the hook counted, for one scope.
@@ -153,8 +199,8 @@ fn settle_yesterday(
 /// A budget's limits: micro-dollars, tokens (`None`: that meter is not limited).
 type Limits = (Option<i64>, Option<i64>);
 
-/// A budget's limits for a day, read without a lock; `None` when there is no such budget (or
-/// it was removed: a removed budget stops binding at once).
+/// A budget's limits for a day as the database holds them, read without a lock; `None` when
+/// it has no row for the day.
 fn budget_limits(
     tx: &mut postgres::Transaction<'_>,
     fleet: &str,
@@ -162,8 +208,7 @@ fn budget_limits(
     day: &str,
 ) -> Result<Option<Limits>, postgres::Error> {
     let row = tx.query_opt(
-        "SELECT b.usd_limit, b.token_limit FROM loopguard_budget b JOIN loopguard_budget_def d USING (fleet, scope)
-         WHERE b.fleet = $1 AND b.scope = $2 AND b.day = $3",
+        "SELECT usd_limit, token_limit FROM loopguard_budget WHERE fleet = $1 AND scope = $2 AND day = $3",
         &[&fleet, &scope, &day],
     )?;
     Ok(row.map(|r| (r.get(0), r.get(1))))
@@ -389,32 +434,49 @@ pub fn forget(client: &mut postgres::Client, fleet: &str, host: &str) -> Result<
     Ok(rows.len())
 }
 
-/// `fleet budget set`: a budget of `usd` (micro-dollars) and/or `tokens` a day for `scope`.
-/// Today's row takes the new limits at once (a limit lowered below what is already reserved
-/// stops new reservations; what hosts hold stays theirs).
+/// `fleet budget set` (and `remove`: both limits `None`): a budget of `usd` (micro-dollars)
+/// and/or `tokens` a day for `scope`, signed with the operator's key (hosts take a new or
+/// lower budget as it comes; a raise or a removal only signed by a key they pin). Today's row
+/// takes the new limits at once (a limit lowered below what is already reserved stops new
+/// reservations; what hosts hold stays theirs).
 pub fn define(
     client: &mut postgres::Client,
     fleet: &str,
     scope: &str,
     (usd, tokens): (Option<i64>, Option<i64>),
-) -> Result<(), String> {
+    key: &loopguard_audit::SigningKey,
+) -> Result<i64, String> {
     if !super::budget::valid_scope(scope) {
         return Err(format!("`{scope}` is not a budget scope: `*`, `group:NAME` or `repo:HOST/PATH`"));
     }
-    if usd.is_none() && tokens.is_none() {
-        return Err("a budget needs --usd, --tokens or both".into());
-    }
     let db = |e: postgres::Error| super::describe(&e);
-    let who = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
     let mut tx = client.transaction().map_err(db)?;
-    tx.execute(
-        "INSERT INTO loopguard_budget_def (fleet, scope, usd_limit, token_limit, set_by, set_at)
-         VALUES ($1, $2, $3, $4, $5, extract(epoch from now())::bigint)
-         ON CONFLICT (fleet, scope) DO UPDATE SET usd_limit = EXCLUDED.usd_limit, token_limit = EXCLUDED.token_limit,
-           set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at",
-        &[&fleet, &scope, &usd, &tokens, &who],
-    )
-    .map_err(db)?;
+    let version: i64 = tx.query_one("SELECT nextval('loopguard_control_version')", &[]).map_err(db)?.get(0);
+    let d = BudgetDef {
+        fleet: fleet.into(),
+        scope: scope.into(),
+        usd_limit: usd,
+        token_limit: tokens,
+        version,
+        set_by: std::env::var("USER").unwrap_or_else(|_| "unknown".into()),
+        set_at: crate::effects::now(),
+        key: String::new(),
+        sig: String::new(),
+    }
+    .sign(key);
+    let n = tx
+        .execute(
+            "INSERT INTO loopguard_budget_def (fleet, scope, usd_limit, token_limit, set_by, set_at, version, key, sig)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (fleet, scope) DO UPDATE SET usd_limit = EXCLUDED.usd_limit, token_limit = EXCLUDED.token_limit,
+               set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, version = EXCLUDED.version, key = EXCLUDED.key, sig = EXCLUDED.sig
+             WHERE loopguard_budget_def.version < EXCLUDED.version",
+            &[&d.fleet, &d.scope, &d.usd_limit, &d.token_limit, &d.set_by, &d.set_at, &d.version, &d.key, &d.sig],
+        )
+        .map_err(db)?;
+    if n == 0 {
+        return Err(format!("another operator changed budget {scope} at the same moment; look and set it again"));
+    }
     let today = crate::model::day_of(crate::effects::now());
     tx.execute(
         "UPDATE loopguard_budget SET
@@ -425,19 +487,8 @@ pub fn define(
     )
     .map_err(db)?;
     tx.execute("SELECT pg_notify('loopguard_control', $1)", &[&fleet]).map_err(db)?;
-    tx.commit().map_err(db)
-}
-
-/// `fleet budget remove`: the budget no longer binds (its ledger rows stay, for the record).
-pub fn remove(client: &mut postgres::Client, fleet: &str, scope: &str) -> Result<bool, String> {
-    let db = |e: postgres::Error| super::describe(&e);
-    let mut tx = client.transaction().map_err(db)?;
-    let n = tx
-        .execute("DELETE FROM loopguard_budget_def WHERE fleet = $1 AND scope = $2", &[&fleet, &scope])
-        .map_err(db)?;
-    tx.execute("SELECT pg_notify('loopguard_control', $1)", &[&fleet]).map_err(db)?;
     tx.commit().map_err(db)?;
-    Ok(n > 0)
+    Ok(version)
 }
 
 /// One budget's ledger for a day, for `fleet budget status`.

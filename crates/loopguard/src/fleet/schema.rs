@@ -56,7 +56,7 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
     ),
     (
         2,
-        "shared budgets: definitions, a ledger per day, reservations per host",
+        "shared budgets: signed definitions (both limits empty: removed), a ledger per day, reservations per host",
         "
     CREATE TABLE loopguard_budget_def (
         fleet text NOT NULL,
@@ -65,7 +65,9 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         token_limit bigint CHECK (token_limit >= 0),
         set_by text NOT NULL,
         set_at bigint NOT NULL,
-        CHECK (usd_limit IS NOT NULL OR token_limit IS NOT NULL),
+        version bigint NOT NULL DEFAULT 0,
+        key text NOT NULL DEFAULT '',
+        sig text NOT NULL DEFAULT '',
         PRIMARY KEY (fleet, scope)
     );
     CREATE TABLE loopguard_budget (
