@@ -1054,3 +1054,62 @@ fn a_budget_raised_or_removed_in_the_database_without_a_pinned_signature_changes
     once(h);
     assert_eq!(mirror_limit(h), None);
 }
+
+#[test]
+fn the_dashboard_shows_the_fleets_hosts_positions_budgets_and_shipping() {
+    use std::io::BufRead;
+    let db = Db::new();
+    let (op, key) = operator(&db);
+    migrate(&op);
+    let (code, out, err) = op.run(&["fleet", "budget", "set", "*", "--usd", "10"], "");
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = op.run(&["fleet", "stop", "--group", "ci", "--reason", "maintenance"], "");
+    assert_eq!(code, 0, "{err}");
+    // The operator's dashboard names an operator's words as such when it pins their key.
+    op.user_policy(&format!(
+        "version = 1\n[fleet]\ndatabase_url = \"{}\"\nname = \"f\"\nhost = \"operator\"\noperator_keys = [\"{key}\"]\n",
+        db.url()
+    ));
+    let hosts = budget_hosts(&db, &key, "");
+    for h in &hosts {
+        let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+        assert_eq!(code, 0, "{err}");
+    }
+    let h = &hosts[0];
+    let spent = turn(&h.sb.root.path().join("s.jsonl"), "m1", 2000);
+    assert_eq!(read_in(h, "s", "c1").0, "allow");
+    let (code, _, err) = h.sb.run(&["fleet", "agent", "--once"], "");
+    assert_eq!(code, 0, "{err}");
+    let mut child = op.command(&["dashboard"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = lines.next().unwrap().unwrap().split_whitespace().last().unwrap().to_string();
+    std::thread::spawn(move || for _ in lines {});
+    let base = url.split("/#").next().unwrap().to_string();
+    let token = url.split("#token=").nth(1).unwrap().to_string();
+    let a: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut r = a
+        .post(&format!("{base}/api/login"))
+        .header("content-type", "application/json")
+        .send(json!({ "token": token }).to_string())
+        .unwrap();
+    let session = serde_json::from_str::<Value>(&r.body_mut().read_to_string().unwrap()).unwrap()["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(a.get(&format!("{base}/api/fleet")).call().unwrap().status(), 401, "no session, no fleet");
+    let mut r =
+        a.get(&format!("{base}/api/fleet")).header("Authorization", &format!("Bearer {session}")).call().unwrap();
+    let body = r.body_mut().read_to_string().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    let names: Vec<&str> = v["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["h1", "h2", "h3"], "{v}");
+    let stop = v["positions"].as_array().unwrap().iter().find(|p| p["scope"] == "group:ci").unwrap();
+    assert_eq!((stop["position"].as_str(), stop["signed"].as_bool()), (Some("stopped"), Some(true)), "{v}");
+    let b = &v["budgets"][0];
+    assert_eq!((b["scope"].as_str(), b["usd_limit"].as_i64()), (Some("*"), Some(10_000_000)), "{v}");
+    assert_eq!(b["spent"]["usd"].as_i64(), Some(spent), "{v}");
+    assert_eq!(b["reconciles"].as_bool(), Some(true), "{v}");
+    assert_eq!(v["shipping"].as_array().unwrap().len(), 3, "{v}");
+}

@@ -4,14 +4,17 @@
 //! the files the hook writes and changes them only through `control`.
 //!
 //! Access: bound to 127.0.0.1 on a random port unless the user policy allows other binds; a
-//! one-time URL token (printed, and kept in the state home until redeemed) becomes an HttpOnly,
-//! SameSite=Strict session cookie; every request's `Host` must name the dashboard (DNS
-//! rebinding); every action needs the session's CSRF token in a header, a matching `Origin`,
-//! and the operator's passphrase. The hook refuses agents the port and the token
-//! ([`live`]); the state home, where the token file lives, was already theirs to keep out of.
+//! one-time token in the printed link's fragment (kept in the state home until redeemed) is
+//! traded once for a session secret the page keeps in its tab and sends as a Bearer header (no
+//! cookie: one for 127.0.0.1 would reach every local port); every request's `Host` must name
+//! the dashboard (DNS rebinding); every action needs a matching `Origin` and the operator's
+//! passphrase. The hook refuses agents the port and the token ([`live`]); the state home,
+//! where the token file lives, was already theirs to keep out of. In a fleet, a fleet view
+//! reads the fleet's database ([`fleet_view`]).
 
 pub mod actions;
 pub mod feed;
+pub mod fleet_view;
 pub mod live;
 mod server;
 pub mod views;

@@ -178,6 +178,7 @@ fn router(app: Shared) -> Router {
         .route("/app.js", get(|| async { asset(APP_JS, "text/javascript; charset=utf-8") }))
         .route("/app.css", get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }))
         .route("/api/overview", get(overview))
+        .route("/api/fleet", get(fleet))
         .route("/api/events", get(events))
         .route("/api/call", get(call))
         .route("/api/explain", get(explain))
@@ -362,6 +363,13 @@ async fn overview(State(app): State<Shared>) -> Response {
             Ok(json!({ "now": crate::effects::now(), "workspaces": list }))
         })
         .await,
+    )
+}
+
+/// The fleet view (a database round trip, off the runtime's thread).
+async fn fleet(State(app): State<Shared>) -> Response {
+    answer(
+        blocking(move || super::fleet_view::view(&app.env).map_err(|e| fail(StatusCode::SERVICE_UNAVAILABLE, e))).await,
     )
 }
 

@@ -450,6 +450,58 @@ function refreshSoon() {
   refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 300);
 }
 
+// ---- fleet ---------------------------------------------------------------------------------
+
+function dollars(micro) {
+  // Rounded up to the cent, as the CLI does: never show less than was spent.
+  return "$" + (Math.ceil(micro / 10000) / 100).toFixed(2);
+}
+
+function fleetTable(caption, head, rows) {
+  return el("table", { class: "fleet" },
+    el("caption", { text: caption }),
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { scope: "col", text: h })))),
+    el("tbody", {}, rows.map((r) => el("tr", {}, r.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", { text: String(c) })))))));
+}
+
+function renderFleet(f) {
+  const hosts = fleetTable("Hosts", ["Host", "Group", "Last heartbeat", "Status"], f.hosts.map((h) => [
+    h.host + (h.host === f.this_host ? " (this one)" : ""), h.group || "—", `${h.silent_for} s ago`,
+    el("span", { class: h.silent ? "verify bad" : "verify ok", text: h.silent ? "SILENT" : "reporting" }),
+  ]));
+  const positions = fleetTable("Positions", ["Scope", "Position", "Version", "Set by"], f.positions.map((p) => [
+    p.scope === "*" ? "the whole fleet" : p.scope, p.position, p.version, p.signed ? p.set_by : "unsigned (not an operator's word)",
+  ]));
+  const budgets = fleetTable(`Budgets on ${f.day}`, ["Scope", "Limit", "Spent", "Reserved", "Overshoot", "Ledger"], f.budgets.map((b) => {
+    const limit = b.usd_limit !== null ? dollars(b.usd_limit) : `${b.token_limit} tokens`;
+    const spent = b.usd_limit !== null ? b.spent.usd : b.spent.tokens;
+    const max = b.usd_limit !== null ? b.usd_limit : b.token_limit;
+    const label = b.usd_limit !== null ? dollars(b.spent.usd) : `${b.spent.tokens} tokens`;
+    const bar = el("span", {}, el("meter", { min: "0", max: String(Math.max(1, max)), value: String(spent), "aria-label": `${b.scope} spent` }), " " + label);
+    const over = b.usd_limit !== null ? dollars(b.over.usd) : `${b.over.tokens} tokens`;
+    return [b.scope === "*" ? "the whole fleet" : b.scope, limit, bar, b.usd_limit !== null ? dollars(b.granted.usd) : `${b.granted.tokens} tokens`,
+      el("span", { class: b.over.usd || b.over.tokens ? "verify bad" : "", text: over }),
+      el("span", { class: b.reconciles ? "verify ok" : "verify bad", text: b.reconciles ? "reconciles" : "DOES NOT RECONCILE" })];
+  }));
+  const problems = f.shipping.filter((s) => s.problem);
+  const shipping = problems.length
+    ? fleetTable("Shipping problems", ["Host", "Log", "Problem"], problems.map((s) => [s.host, s.log, el("span", { class: "verify bad", text: s.problem })]))
+    : el("p", { text: `Audit shipping: ${f.shipping.length} log(s), no problem recorded (\`loopguard audit verify --fleet\` checks every chain).` });
+  $("fleet").replaceChildren(el("p", { text: `fleet ${f.fleet} · ${f.hosts.length} host(s)` }), hosts, positions,
+    f.budgets.length ? budgets : el("p", { text: "No budget was used today." }), shipping);
+}
+
+async function refreshFleet() {
+  try {
+    const f = await api("/api/fleet");
+    if (!f.fleet) return;
+    $("fleet-panel").hidden = false;
+    renderFleet(f);
+  } catch (e) {
+    if (!$("fleet-panel").hidden) $("fleet").replaceChildren(el("p", { class: "verify bad", text: "The fleet's database: " + e.message }));
+  }
+}
+
 // ---- live connection -----------------------------------------------------------------------
 
 // Server-sent events over fetch (EventSource cannot send the session header).
@@ -608,4 +660,6 @@ document.addEventListener("DOMContentLoaded", async () => {
     return;
   }
   connect();
+  refreshFleet();
+  setInterval(refreshFleet, 5000);
 });
