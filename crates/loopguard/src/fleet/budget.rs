@@ -370,7 +370,7 @@ pub fn refused(budgets: &[Allowance], day: &FleetDay, q: &Ask<'_>) -> Option<(St
             return Some((
                 format!(
                     "this host's reservation from the fleet budget `{scope}` lapsed {} s ago (the fleet agent has not renewed it: the database may be away)",
-                    q.now - a.lease_until
+                    q.now.saturating_sub(a.lease_until)
                 ),
                 true,
             ));
