@@ -3,7 +3,8 @@
 //! alternates stop and a signed release (FLEET_BENCH_TRIALS, default 30); each change is timed
 //! from its commit to each host's mirror file holding it (what the hook reads on its next call),
 //! and each host's next hook call is checked to obey. Against the floor of a bare NOTIFY round
-//! trip on the same server, and the 1 s goal.
+//! trip on the same server, and the 1 s goal. Then the hook's cost in a fleet with a budget
+//! against the same call on a host in no fleet (FLEET_BENCH_CALLS, default 200).
 //!
 //! Needs LOOPGUARD_TEST_PG (a libpq-style base, e.g. `host=/path/to/socket user=postgres`);
 //! scripts/test.sh shows how to start a private cluster.
@@ -60,6 +61,14 @@ impl Home {
         let out = c.wait_with_output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         if text.contains("\"deny\"") { "deny".into() } else { "allow".into() }
+    }
+
+    fn reserved(&self) -> i64 {
+        std::fs::read(self.root.join("state/fleet/control.json"))
+            .ok()
+            .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["budgets"][0]["granted"]["usd"].as_i64())
+            .unwrap_or(0)
     }
 
     fn mirror_version(&self) -> i64 {
@@ -152,6 +161,26 @@ fn main() {
             }
         }
     }
+    // The hook's own cost in a fleet with a budget (mirror, day ledger, repository key, the
+    // budget rule) against the same call on a host in no fleet, alternating blocks of 10.
+    loopguard::fleet::reserve::define(&mut client, "f", "*", (Some(1_000_000_000), None), &key).unwrap();
+    let t = Instant::now();
+    while hosts[0].reserved() == 0 {
+        assert!(t.elapsed() < Duration::from_secs(30), "no reservation");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let plain = Home::new(dir.path(), "plain", "version = 1\n");
+    let calls: usize = std::env::var("FLEET_BENCH_CALLS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
+    let (mut in_fleet, mut alone) = (Vec::new(), Vec::new());
+    let _ = (hosts[0].hook(&exe), plain.hook(&exe));
+    for block in 0..calls / 10 {
+        for _ in 0..10 {
+            let (h, v) = if block % 2 == 0 { (&hosts[0], &mut in_fleet) } else { (&plain, &mut alone) };
+            let t = Instant::now();
+            assert_eq!(h.hook(&exe), "allow");
+            v.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
     for a in &mut agents {
         let _ = a.kill();
         let _ = a.wait();
@@ -172,5 +201,11 @@ fn main() {
         "    median / floor = {:.1}; p99 / goal (1000 ms) = {:.3}; hook calls that did not obey: {wrong}",
         pct(delays.clone(), 0.5) / pct(floor, 0.5).max(0.001),
         pct(delays, 0.99) / 1000.0
+    );
+    println!(
+        "  hook (Read), {calls} calls in blocks of 10: in a fleet with a budget median {:.2} ms, in no fleet {:.2} ms — ratio {:.2}",
+        pct(in_fleet.clone(), 0.5),
+        pct(alone.clone(), 0.5),
+        pct(in_fleet, 0.5) / pct(alone, 0.5).max(0.001)
     );
 }
