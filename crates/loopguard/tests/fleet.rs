@@ -361,6 +361,15 @@ fn shipped_logs_verify_and_tampering_gaps_and_silence_are_caught() {
     let v: Value = serde_json::from_str(&out).unwrap();
     let h1 = v["chains"].as_array().unwrap().iter().find(|c| c["host"] == "h1").unwrap();
     assert!(h1["problem"].as_str().unwrap_or("").contains("stopped shipping"), "{h1}");
+    // A database writer erases the problem the host recorded, and makes a whole log vanish:
+    // the hosts' signed manifests still say.
+    c.batch_execute("UPDATE loopguard_ship SET problem = NULL WHERE host = 'h1'").unwrap();
+    c.batch_execute("DELETE FROM loopguard_audit WHERE host = 'h3'; DELETE FROM loopguard_ship WHERE host = 'h3'")
+        .unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the host recorded: "), "{out}");
+    assert!(out.contains("TAMPERED: h3/") && out.contains("the fleet holds none"), "{out}");
 }
 
 /// One model turn in a session's transcript: `claude-sonnet-4` at $3 / $15 per million tokens,
@@ -772,6 +781,24 @@ fn a_chain_rolled_back_with_its_cursor_or_re_signed_under_a_new_key_is_caught() 
     let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("below signed checkpoint"), "{out}");
+    // The checkpoints deleted too: the host's newest signed manifest still names the end.
+    let saved: Vec<(i64, String)> = c
+        .query("SELECT n, line FROM loopguard_checkpoint WHERE host = 'h1'", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    c.execute("DELETE FROM loopguard_checkpoint WHERE host = 'h1'", &[]).unwrap();
+    let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("signed manifest says"), "{out}");
+    for (n, line) in &saved {
+        c.execute(
+            "INSERT INTO loopguard_checkpoint SELECT fleet, host, log, $1, $2 FROM loopguard_ship WHERE host = 'h1'",
+            &[n, line],
+        )
+        .unwrap();
+    }
     // The same with a cursor of the writer's own making: not signed by the host's key.
     c.execute("UPDATE loopguard_ship SET sig = '' WHERE host = 'h1'", &[]).unwrap();
     let (_, out, _) = op.run(&["audit", "verify", "--fleet"], "");
@@ -786,6 +813,27 @@ fn a_chain_rolled_back_with_its_cursor_or_re_signed_under_a_new_key_is_caught() 
     c.execute("UPDATE loopguard_ship SET key = $1, sig = $2 WHERE host = 'h1'", &[&forged_key, &sig]).unwrap();
     c.execute("UPDATE loopguard_hosts SET audit_key = $1 WHERE host = 'h1'", &[&forged_key]).unwrap();
     c.execute("DELETE FROM loopguard_checkpoint WHERE host = 'h1'", &[]).unwrap();
+    let now: i64 = c.query_one("SELECT extract(epoch from now())::bigint", &[]).unwrap().get(0);
+    let manifest = loopguard::fleet::ship::Manifest {
+        v: loopguard::fleet::ship::MANIFEST_V1.into(),
+        fleet: "f".into(),
+        host: "h1".into(),
+        at: now,
+        logs: vec![loopguard::fleet::ship::ManifestLog {
+            log: log.clone(),
+            seq: old_seq,
+            hash: hash.clone(),
+            checkpoints: 0,
+            problem: None,
+        }],
+    };
+    let body = serde_json::to_string(&manifest).unwrap();
+    let msig = loopguard_audit::sign_bytes(&forger, body.as_bytes());
+    c.execute(
+        "UPDATE loopguard_manifest SET body = $1, key = $2, sig = $3, at = $4 WHERE host = 'h1'",
+        &[&body, &forged_key, &msig, &now],
+    )
+    .unwrap();
     let (code, out, _) = op.run(&["audit", "verify", "--fleet"], "");
     assert_eq!(code, 0, "without pinned keys the database's word is all there is: {out}");
     let real = std::fs::read_to_string(h.sb.state.join("keys/audit.pub")).unwrap();

@@ -232,7 +232,7 @@ fn install(env: &Env, state: &std::path::Path, force: bool, now: bool) -> Result
     // `fleet agent` through loopguard-console.
     let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
     let exe = me.parent().map(|d| d.join("loopguard")).filter(|p| p.is_file()).unwrap_or(me);
-    let text = unit::unit_text(&exe, state, &config, &home);
+    let text = unit::unit_text(&exe, state, &config, &home)?;
     match unit::install(&unit::unit_path(&config), &text, force)? {
         unit::Installed::Written(p) => println!("wrote {}", p.display()),
         unit::Installed::Unchanged(p) => println!("{} is already up to date", p.display()),

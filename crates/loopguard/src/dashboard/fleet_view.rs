@@ -18,6 +18,8 @@ pub fn view(env: &Env) -> Result<Value, String> {
         crate::effective::load(env, &env.workspace_for(&cwd)).map_err(|e| format!("the policy does not load: {e}"))?;
     let Some(m) = Member::of(&policy) else { return Ok(json!({ "fleet": null })) };
     let mut client = fleet::connect(&m.settings)?;
+    // A database stuck on a lock must not hold the page's thread and connection for long.
+    client.batch_execute("SET statement_timeout = 5000").map_err(|e| fleet::describe(&e))?;
     snapshot(&mut client, &m).map_err(|e| fleet::describe(&e))
 }
 
@@ -57,7 +59,17 @@ fn snapshot(client: &mut postgres::Client, m: &Member) -> Result<Value, postgres
         .collect();
     positions.sort_by(|a, b| a["scope"].as_str().cmp(&b["scope"].as_str()));
     let today = crate::model::day_of(crate::effects::now());
-    let budgets = reserve::ledger(client, name, &today)?;
+    // A limit is an operator's word only when its definition carries a pinned signature.
+    let defs = reserve::definitions(client, name)?;
+    let budgets: Vec<Value> = reserve::ledger(client, name, &today)?
+        .iter()
+        .map(|l| {
+            let signed = defs.iter().any(|d| d.scope == l.scope && d.signed_by(pinned));
+            let mut v = json!(l);
+            v["signed"] = json!(signed);
+            v
+        })
+        .collect();
     Ok(json!({
         "fleet": name, "this_host": m.host, "now": now, "day": today, "hosts": hosts,
         "positions": positions, "budgets": budgets, "shipping": shipping,

@@ -492,7 +492,11 @@ impl<'a> Engine<'a> {
         let mut e = new_event(ev, loopguard_audit::EventKind::Stop);
         e.details = Some(json!({ "event": ev.name }));
         self.write(&p.log, e)?;
-        self.settle_usage(ev, &p);
+        // A sub-agent stopping is not the session's last turn: its parent goes on (and has its
+        // own turn in flight).
+        if !ev.name.starts_with("Subagent") {
+            self.settle_usage(ev, &p);
+        }
         Ok(())
     }
 

@@ -104,6 +104,25 @@ pub fn round(
     // A damaged mirror is not rebuilt (see `read_mirror`): the agent stops here, the hook stops
     // every call, a human looks.
     let mut mirror = control::read_mirror(state, fleet).map_err(Halt::Fatal)?;
+    take_settings(client, m, &mut mirror, &mut r)?;
+    // Written every round (the hook reads its age: a mirror nobody refreshes means the fleet
+    // cannot reach this host), and before anything else: the hook obeys from its next call.
+    let now = crate::effects::now();
+    mirror.checked_at = now;
+    let _ = control::write_mirror(state, &mirror);
+    r.shipped = shipper.ship(client, state)?;
+    shipper.publish(client, now)?;
+    heartbeat(client, m, audit_key)?;
+    budgets(client, state, m, &mut mirror, (&mut r, now))?;
+    Ok(r)
+}
+
+/// The fleet's positions and budget definitions, taken into the mirror as the rules allow;
+/// what was refused is kept (the last 20). Every accepted budget that binds this host is in
+/// the mirror from the moment it is accepted (with nothing reserved until a round reserves),
+/// so no failure later in the round can leave a budget unbound.
+fn take_settings(client: &mut postgres::Client, m: &Member, mirror: &mut Mirror, r: &mut Round) -> Result<(), Halt> {
+    let fleet = &m.settings.name;
     let mut settings = super::settings(client, fleet)?;
     settings.sort_by_key(|s| s.version);
     for s in &settings {
@@ -127,23 +146,36 @@ pub fn round(
     }
     let skip = mirror.refused.len().saturating_sub(20);
     mirror.refused.drain(..skip);
-    // Written every round (the hook reads its age: a mirror nobody refreshes means the fleet
-    // cannot reach this host), and before anything else: the hook obeys from its next call.
-    let now = crate::effects::now();
-    mirror.checked_at = now;
-    let _ = control::write_mirror(state, &mirror);
-    // Budgets: settle what was spent, top the reservations up, renew the leases. The mirror is
-    // written again only when what the hook checks changed (or half a lease went by).
-    r.shipped = shipper.ship(client, state)?;
-    heartbeat(client, m, audit_key)?;
-    // A budget that cannot be settled (a constraint, a bug) must not stop shipping or the
-    // heartbeat: the mirror keeps what it held, the leases run out, spend is refused.
+    for (scope, d) in &mirror.budget_defs.scopes {
+        if !d.removed() && super::reserve::binds(m, scope) && !mirror.budgets.iter().any(|a| &a.scope == scope) {
+            mirror.budgets.push(Allowance { scope: scope.clone(), ..Allowance::default() });
+        }
+    }
+    Ok(())
+}
+
+/// Budgets: settle what was spent, top the reservations up, renew the leases. The mirror is
+/// written again only when what the hook checks changed (or half a lease went by). A budget
+/// that cannot be settled (a constraint, a bug, an unreadable day ledger) must not stop
+/// shipping or the heartbeat: the mirror keeps what it held, the leases run out, spend is
+/// refused.
+fn budgets(
+    client: &mut postgres::Client,
+    state: &Path,
+    m: &Member,
+    mirror: &mut Mirror,
+    (r, now): (&mut Round, i64),
+) -> Result<(), Halt> {
     let defs = mirror.budget_defs.clone();
     let reserved = match super::reserve::round(client, state, m, &defs, (&crate::model::day_of(now), now)) {
+        Ok(super::reserve::Reserved { unread: Some(e), .. }) => {
+            r.refused.push(format!("this host's day ledger does not read, so nothing was settled: {e}"));
+            return Ok(());
+        }
         Ok(r) => r,
         Err(e) if e.as_db_error().is_some() => {
             r.refused.push(format!("the fleet's budgets could not be settled: {}", super::describe(&e)));
-            return Ok(r);
+            return Ok(());
         }
         Err(e) => return Err(e.into()),
     };
@@ -160,9 +192,9 @@ pub fn round(
         .collect();
     if fresh != mirror.budgets {
         mirror.budgets = fresh;
-        let _ = control::write_mirror(state, &mirror);
+        let _ = control::write_mirror(state, mirror);
     }
-    Ok(r)
+    Ok(())
 }
 
 /// The heartbeat: this host is alive, with its key. A host name another state home (another

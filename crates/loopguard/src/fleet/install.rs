@@ -16,8 +16,13 @@ pub fn unit_path(config_home: &Path) -> PathBuf {
 
 /// The unit's text: the agent from `exe`, serving `state`, with `config` as its configuration
 /// home (where the user policy with `[fleet]` is).
-pub fn unit_text(exe: &Path, state: &Path, config: &Path, home: &Path) -> String {
-    format!(
+pub fn unit_text(exe: &Path, state: &Path, config: &Path, home: &Path) -> Result<String, String> {
+    for p in [exe, state, config, home] {
+        if p.to_string_lossy().contains(['\n', '\r']) {
+            return Err(format!("{}: a path with a line break cannot go in a systemd unit", p.display()));
+        }
+    }
+    Ok(format!(
         "# Written by `loopguard fleet install`; `loopguard fleet install --force` rewrites it.\n\
          [Unit]\n\
          Description=loopguard fleet agent (positions, shared budgets and audit shipping for this host)\n\
@@ -42,12 +47,13 @@ pub fn unit_text(exe: &Path, state: &Path, config: &Path, home: &Path) -> String
         quote_env("LOOPGUARD_HOME", state),
         quote_env("XDG_CONFIG_HOME", config),
         quote_env("HOME", home),
-    )
+    ))
 }
 
 /// A path for an `ExecStart=` line: quoted, with systemd's specifiers (`%`) and quotes escaped.
 fn quote(p: &Path) -> String {
-    format!("\"{}\"", escape(&p.to_string_lossy()))
+    // ExecStart= also expands `$VAR`: `$$` is a dollar sign there.
+    format!("\"{}\"", escape(&p.to_string_lossy()).replace('$', "$$"))
 }
 
 fn quote_env(name: &str, p: &Path) -> String {
@@ -55,7 +61,8 @@ fn quote_env(name: &str, p: &Path) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%").replace('\n', "")
+    // `\`, `"`: quoting; `%`: specifiers. Line breaks are refused before (see [`unit_text`]).
+    s.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%")
 }
 
 /// What [`install`] did.
@@ -86,9 +93,21 @@ pub fn install(path: &Path, text: &str, force: bool) -> Result<Installed, String
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("service.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A fresh temporary name, created exclusively (never through a planted link), then renamed
+    // over the unit.
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
+    let tmp = path.with_extension(format!("service.{}.tmp", loopguard_audit::hex(&bytes)));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        std::io::Write::write_all(&mut f, text.as_bytes())?;
+        f.sync_all()
+    };
+    write().map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })?;
     Ok(Installed::Written(path.to_path_buf()))
 }
 
@@ -99,13 +118,16 @@ mod tests {
     #[test]
     fn the_unit_names_the_state_home_and_escapes_what_systemd_would_expand() {
         let t = unit_text(
-            Path::new("/opt/lg 1/loopguard"),
-            Path::new("/home/a/.local/state/loopguard%x"),
+            Path::new("/opt/lg$1/loopguard"),
+            Path::new("/home/a/.local/state/loopguard%x$HOME"),
             Path::new("/home/a/.config"),
             Path::new("/home/a"),
-        );
-        assert!(t.contains("ExecStart=\"/opt/lg 1/loopguard\" fleet agent\n"), "{t}");
-        assert!(t.contains("Environment=\"LOOPGUARD_HOME=/home/a/.local/state/loopguard%%x\"\n"), "{t}");
+        )
+        .unwrap();
+        assert!(t.contains("ExecStart=\"/opt/lg$$1/loopguard\" fleet agent\n"), "{t}");
+        assert!(t.contains("Environment=\"LOOPGUARD_HOME=/home/a/.local/state/loopguard%%x$HOME\"\n"), "{t}");
+        let bad = Path::new("/home/a\nExecStartPre=/bin/evil");
+        assert!(unit_text(Path::new("/x"), bad, bad, bad).is_err(), "a line break is refused");
         assert!(t.contains("Restart=always") && t.contains("WantedBy=default.target"));
         let dir = tempfile::tempdir().unwrap();
         let p = unit_path(dir.path());

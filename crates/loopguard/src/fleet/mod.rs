@@ -62,7 +62,18 @@ pub fn connect(s: &FleetSettings) -> Result<postgres::Client, String> {
     let mut config: postgres::Config =
         s.database_url.parse().map_err(|e| format!("fleet.database_url does not read: {e}"))?;
     config.connect_timeout(Duration::from_secs(5));
-    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_)));
+    // `hostaddr` is TCP too (and names no host a certificate could be checked against).
+    let tcp = config.get_hosts().iter().any(|h| matches!(h, Host::Tcp(_))) || !config.get_hostaddrs().is_empty();
+    let socket = config.get_hosts().iter().any(|h| !matches!(h, Host::Tcp(_)));
+    if tcp && socket {
+        return Err("fleet.database_url mixes a Unix socket and TCP: name one kind of host".into());
+    }
+    if !config.get_hostaddrs().is_empty() && !matches!(config.get_ssl_mode(), SslMode::Disable) {
+        return Err(
+            "fleet.database_url gives hostaddr: use host=NAME (the name the server's certificate is checked against)"
+                .into(),
+        );
+    }
     if tcp && matches!(config.get_ssl_mode(), SslMode::Prefer) {
         config.ssl_mode(SslMode::Require);
     }
@@ -142,14 +153,16 @@ pub fn set_position(
         sig: String::new(),
     }
     .sign(key);
-    // Two operators at once: the newer version wins, the older one is told (never a lower
-    // version landing last, which hosts would refuse as a replay).
+    // Two settings by one key at once: the newer version wins, the older one is told (never a
+    // lower version landing last, which hosts would refuse as a replay). A row another key (or
+    // none) wrote is overwritten whatever its version: a planted huge version must not lock
+    // the operators out.
     let written = tx.execute(
         "INSERT INTO loopguard_control (fleet, scope, version, position, reason, set_by, set_at, key, sig)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (fleet, scope) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position,
            reason = EXCLUDED.reason, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, key = EXCLUDED.key, sig = EXCLUDED.sig
-         WHERE loopguard_control.version < EXCLUDED.version",
+         WHERE loopguard_control.version < EXCLUDED.version OR loopguard_control.key <> EXCLUDED.key",
         &[
             &setting.fleet,
             &setting.scope,
@@ -193,4 +206,22 @@ pub fn settings(client: &mut postgres::Client, fleet: &str) -> Result<Vec<contro
             sig: r.get(8),
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(url: &str) -> String {
+        let s = FleetSettings { database_url: url.into(), ..FleetSettings::default() };
+        connect(&s).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn urls_that_would_reach_tcp_without_a_checkable_tls_are_refused_before_connecting() {
+        assert!(refusal("hostaddr=10.0.0.5 user=x").contains("hostaddr"), "hostaddr is TCP with no name to verify");
+        assert!(refusal("host=/run/postgresql hostaddr=10.0.0.5 user=x").contains("mixes"));
+        assert!(refusal("host=/run/postgresql,db.example user=x").contains("mixes"));
+        assert!(refusal("host=x sslmode=allow").contains("does not read"), "sslmode=allow does not parse");
+    }
 }

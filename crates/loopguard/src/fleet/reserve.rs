@@ -26,6 +26,8 @@ use std::path::Path;
 pub struct Reserved {
     /// What the mirror will hold.
     pub allowances: Vec<Allowance>,
+    /// The local day ledger did not read (nothing was settled; the mirror keeps what it held).
+    pub unread: Option<String>,
 }
 
 /// One budget's row for a day, locked.
@@ -58,7 +60,12 @@ pub fn round(
     defs: &Defs,
     (today, local_now): (&str, i64),
 ) -> Result<Reserved, postgres::Error> {
-    let day = crate::hot::fleet_day(state, today).unwrap_or_default();
+    // A day file that does not read is not an empty ledger: nothing is settled this round (the
+    // reservations' leases run out, spend is refused) rather than settling zero.
+    let day = match crate::hot::fleet_day(state, today) {
+        Ok(d) => d,
+        Err(e) => return Ok(Reserved { allowances: Vec::new(), unread: Some(e) }),
+    };
     let scopes: Vec<String> = scopes(m, &day).into_iter().filter(|s| defs.limits(s).is_some()).collect();
     let fleet = &m.settings.name;
     let mut tx = client.transaction()?;
@@ -113,7 +120,7 @@ pub fn round(
 }
 
 /// Whether a budget's scope concerns this host at all (repository budgets may, on any host).
-fn binds(m: &Member, scope: &str) -> bool {
+pub fn binds(m: &Member, scope: &str) -> bool {
     scope == "*" || scope.starts_with("repo:") || scope.strip_prefix("group:") == m.settings.group.as_deref()
 }
 
@@ -169,7 +176,7 @@ fn settle_yesterday(
     local_now: i64,
 ) -> Result<(), postgres::Error> {
     let yesterday = crate::model::day_of(local_now - 86_400);
-    let day = crate::hot::fleet_day(state, &yesterday).unwrap_or_default();
+    let Ok(day) = crate::hot::fleet_day(state, &yesterday) else { return Ok(()) };
     if day.epoch.is_empty() {
         return Ok(());
     }
@@ -230,6 +237,7 @@ fn steady(
         "UPDATE loopguard_grant SET usd_spent = GREATEST(usd_spent, base_usd + $5::bigint),
            token_spent = GREATEST(token_spent, base_tokens + $6::bigint), lease_until = $7::bigint
          WHERE fleet = $1 AND scope = $2 AND day = $3 AND host = $4 AND epoch = $14
+           AND base_usd BETWEEN 0 AND usd_spent AND base_tokens BETWEEN 0 AND token_spent
            AND ($8::bigint IS NULL OR (usd_granted - GREATEST(usd_spent, base_usd + $5::bigint, base_usd + $9::bigint) >= $10::bigint / 2
                 AND usd_granted <= GREATEST(usd_spent, base_usd + $5::bigint, base_usd + $9::bigint) + $10::bigint))
            AND ($11::bigint IS NULL OR (token_granted - GREATEST(token_spent, base_tokens + $6::bigint, base_tokens + $12::bigint) >= $13::bigint / 2
@@ -332,7 +340,13 @@ fn settle(
     let old_spent = Meter { usd: r.get(2), tokens: r.get(3) };
     let old_over = Meter { usd: r.get(4), tokens: r.get(5) };
     let epoch: String = r.get(6);
-    let base = if epoch == s.epoch { Meter { usd: r.get(7), tokens: r.get(8) } } else { old_spent };
+    // The base is what the host reported before this epoch: never below zero, never above what
+    // it reported (whatever the row says).
+    let stored = Meter {
+        usd: r.get::<_, i64>(7).clamp(0, old_spent.usd.max(0)),
+        tokens: r.get::<_, i64>(8).clamp(0, old_spent.tokens.max(0)),
+    };
+    let base = if epoch == s.epoch { stored } else { old_spent };
     // What the host reports only grows.
     let spent = old_spent.max(base.plus(s.local));
     let needed = base.plus(s.needed);
@@ -340,20 +354,9 @@ fn settle(
     let (usd, usd_over, usd_out) = meter(row.limit.0, row.granted.usd, (granted.usd, spent.usd), needed.usd, res.usd);
     let (tokens, token_over, tok_out) =
         meter(row.limit.1, row.granted.tokens, (granted.tokens, spent.tokens), needed.tokens, res.tokens);
-    tx.execute(
-        "UPDATE loopguard_budget SET usd_granted = usd_granted + $4, token_granted = token_granted + $5,
-           usd_over = usd_over + $6, token_over = token_over + $7
-         WHERE fleet = $1 AND scope = $2 AND day = $3",
-        &[
-            fleet,
-            &scope,
-            &day,
-            &(usd - granted.usd),
-            &(tokens - granted.tokens),
-            &(usd_over - old_over.usd),
-            &(token_over - old_over.tokens),
-        ],
-    )?;
+    let changed = Meter { usd: usd - granted.usd, tokens: tokens - granted.tokens };
+    let over_changed = Meter { usd: usd_over - old_over.usd, tokens: token_over - old_over.tokens };
+    apply(tx, (fleet, scope, day), changed, over_changed)?;
     tx.execute(
         "UPDATE loopguard_grant SET usd_granted = $5, token_granted = $6, usd_spent = $7, token_spent = $8,
            usd_over = $9, token_over = $10, epoch = $11, base_usd = $12, base_tokens = $13,
@@ -386,6 +389,22 @@ fn settle(
         lease_until,
         exhausted: usd_out || tok_out,
     })
+}
+
+/// Adds a grant's changes to its budget row (locked by the caller).
+fn apply(
+    tx: &mut postgres::Transaction<'_>,
+    (fleet, scope, day): (&str, &str, &str),
+    granted: Meter,
+    over: Meter,
+) -> Result<(), postgres::Error> {
+    tx.execute(
+        "UPDATE loopguard_budget SET usd_granted = usd_granted + $4, token_granted = token_granted + $5,
+           usd_over = usd_over + $6, token_over = token_over + $7
+         WHERE fleet = $1 AND scope = $2 AND day = $3",
+        &[&fleet, &scope, &day, &granted.usd, &granted.tokens, &over.usd, &over.tokens],
+    )?;
+    Ok(())
 }
 
 /// `fleet forget HOST`: the host is gone for good (its state home with it). Its registration is
@@ -446,6 +465,11 @@ pub fn define(
     (usd, tokens): (Option<i64>, Option<i64>),
     key: &loopguard_audit::SigningKey,
 ) -> Result<i64, String> {
+    // Repository keys are lower case (hosting services ignore case; `repo_key` folds it).
+    let scope = &match scope.strip_prefix("repo:") {
+        Some(r) => format!("repo:{}", r.to_ascii_lowercase()),
+        None => scope.to_string(),
+    };
     if !super::budget::valid_scope(scope) {
         return Err(format!("`{scope}` is not a budget scope: `*`, `group:NAME` or `repo:HOST/PATH`"));
     }
@@ -470,12 +494,14 @@ pub fn define(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
              ON CONFLICT (fleet, scope) DO UPDATE SET usd_limit = EXCLUDED.usd_limit, token_limit = EXCLUDED.token_limit,
                set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at, version = EXCLUDED.version, key = EXCLUDED.key, sig = EXCLUDED.sig
-             WHERE loopguard_budget_def.version < EXCLUDED.version",
+             WHERE loopguard_budget_def.version < EXCLUDED.version OR loopguard_budget_def.key <> EXCLUDED.key",
             &[&d.fleet, &d.scope, &d.usd_limit, &d.token_limit, &d.set_by, &d.set_at, &d.version, &d.key, &d.sig],
         )
         .map_err(db)?;
     if n == 0 {
-        return Err(format!("another operator changed budget {scope} at the same moment; look and set it again"));
+        return Err(format!(
+            "another operator (same key) changed budget {scope} at the same moment; look and set it again"
+        ));
     }
     let today = crate::model::day_of(crate::effects::now());
     tx.execute(

@@ -96,17 +96,18 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         usd_over bigint NOT NULL DEFAULT 0 CHECK (usd_over >= 0),
         token_over bigint NOT NULL DEFAULT 0 CHECK (token_over >= 0),
         epoch text NOT NULL DEFAULT '',
-        base_usd bigint NOT NULL DEFAULT 0,
-        base_tokens bigint NOT NULL DEFAULT 0,
+        base_usd bigint NOT NULL DEFAULT 0 CHECK (base_usd >= 0),
+        base_tokens bigint NOT NULL DEFAULT 0 CHECK (base_tokens >= 0),
         lease_until bigint NOT NULL,
         PRIMARY KEY (fleet, scope, day, host),
+        CHECK (base_usd <= usd_spent AND base_tokens <= token_spent),
         FOREIGN KEY (fleet, scope, day) REFERENCES loopguard_budget
     );
     ",
     ),
     (
         3,
-        "shipping cursors signed by the host's key; signed checkpoints shipped",
+        "shipping cursors signed by the host's key; signed checkpoints shipped; each host's signed manifest",
         "
     ALTER TABLE loopguard_ship ADD COLUMN key text NOT NULL DEFAULT '';
     ALTER TABLE loopguard_ship ADD COLUMN sig text NOT NULL DEFAULT '';
@@ -117,6 +118,15 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         n bigint NOT NULL CHECK (n >= 1),
         line text NOT NULL,
         PRIMARY KEY (fleet, host, log, n)
+    );
+    CREATE TABLE loopguard_manifest (
+        fleet text NOT NULL,
+        host text NOT NULL,
+        at bigint NOT NULL,
+        body text NOT NULL,
+        key text NOT NULL,
+        sig text NOT NULL,
+        PRIMARY KEY (fleet, host)
     );
     ",
     ),

@@ -39,6 +39,42 @@ pub struct Shipper {
     key: Option<loopguard_audit::SigningKey>,
 }
 
+/// What a host says it has shipped, signed at every round: every log with its last line, that
+/// line's hash, its checkpoints and the problem that stopped it, if one did. A database writer
+/// cannot delete a log, roll a chain back, drop checkpoints or erase a recorded problem without
+/// disagreeing with the newest manifest — and cannot make a fresh one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    /// Format tag.
+    pub v: String,
+    /// The fleet.
+    pub fleet: String,
+    /// The host.
+    pub host: String,
+    /// When it was signed (the host's clock, Unix seconds).
+    pub at: i64,
+    /// Every log.
+    pub logs: Vec<ManifestLog>,
+}
+
+/// One log in a [`Manifest`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ManifestLog {
+    /// The log's name.
+    pub log: String,
+    /// Lines shipped.
+    pub seq: i64,
+    /// The last one's hash.
+    pub hash: String,
+    /// Checkpoints shipped.
+    pub checkpoints: i64,
+    /// Why shipping it stopped.
+    pub problem: Option<String>,
+}
+
+/// The format tag of a manifest.
+pub const MANIFEST_V1: &str = "loopguard-fleet-manifest-v1";
+
 /// The bytes a shipping cursor's signature covers.
 pub fn cursor_bytes(fleet: &str, host: &str, log: &str, seq: i64, hash: &str) -> Vec<u8> {
     serde_json::to_vec(&("loopguard-fleet-ship-v1", fleet, host, log, seq, hash)).unwrap_or_default()
@@ -93,6 +129,33 @@ impl Shipper {
             self.logs.insert(name, c);
         }
         Ok(sent)
+    }
+
+    /// Signs and stores this host's manifest (after a round's shipping).
+    pub fn publish(&self, client: &mut postgres::Client, at: i64) -> Result<(), postgres::Error> {
+        let Some(key) = &self.key else { return Ok(()) };
+        let mut logs: Vec<ManifestLog> = self
+            .logs
+            .iter()
+            .map(|(log, c)| ManifestLog {
+                log: log.clone(),
+                seq: c.seq,
+                hash: c.hash.clone(),
+                checkpoints: c.checkpoints,
+                problem: c.broken.clone(),
+            })
+            .collect();
+        logs.sort_by(|a, b| a.log.cmp(&b.log));
+        let m = Manifest { v: MANIFEST_V1.into(), fleet: self.fleet.clone(), host: self.host.clone(), at, logs };
+        let body = serde_json::to_string(&m).unwrap_or_default();
+        let sig = loopguard_audit::sign_bytes(key, body.as_bytes());
+        let public = loopguard_audit::hex(key.verifying_key().as_bytes());
+        client.execute(
+            "INSERT INTO loopguard_manifest (fleet, host, at, body, key, sig) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (fleet, host) DO UPDATE SET at = EXCLUDED.at, body = EXCLUDED.body, key = EXCLUDED.key, sig = EXCLUDED.sig",
+            &[&self.fleet, &self.host, &at, &body, &public, &sig],
+        )?;
+        Ok(())
     }
 
     fn load(&self, client: &mut postgres::Client, log: &str) -> Result<Cursor, postgres::Error> {

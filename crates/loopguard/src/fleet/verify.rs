@@ -116,6 +116,7 @@ pub fn verify(
         }
         chains.push(chain);
     }
+    check_manifests(client, fleet, silent_after, pinned, &mut chains)?;
     let silent = client
         .query(
             "SELECT host, extract(epoch from now())::bigint - last_seen FROM loopguard_hosts
@@ -127,6 +128,151 @@ pub fn verify(
         .collect::<Vec<_>>();
     let ok = silent.is_empty() && chains.iter().all(|c| c.problem.is_none());
     Ok(FleetVerified { fleet: fleet.to_string(), chains, silent, ok })
+}
+
+/// Each host's newest signed manifest against what the fleet holds: signed by the host's key
+/// (pinned, or as registered), fresh (no older than `silent_after`: an old one replayed is not
+/// the host's word now), and every log it names present up to the line and hash it names, with
+/// its checkpoints, and no problem it recorded hidden. Problems go on the log's chain, or on a
+/// `(manifest)` entry for the host.
+fn check_manifests(
+    client: &mut postgres::Client,
+    fleet: &str,
+    silent_after: i64,
+    pinned: Option<&std::collections::BTreeMap<String, String>>,
+    chains: &mut Vec<Chain>,
+) -> Result<(), postgres::Error> {
+    use super::ship::{MANIFEST_V1, Manifest};
+    let now: i64 = client.query_one("SELECT extract(epoch from now())::bigint", &[])?.get(0);
+    let hosts = host_keys(client, fleet, pinned)?;
+    let counts: std::collections::HashMap<(String, String), i64> = client
+        .query("SELECT host, log, count(*) FROM loopguard_checkpoint WHERE fleet = $1 GROUP BY 1, 2", &[&fleet])?
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), r.get(2)))
+        .collect();
+    for (host, key) in hosts {
+        let row = client.query_opt(
+            "SELECT at, body, key, sig FROM loopguard_manifest WHERE fleet = $1 AND host = $2",
+            &[&fleet, &host],
+        )?;
+        let verdict = manifest_of(row, key.as_deref(), (fleet, &host)).and_then(|m: Manifest| {
+            if m.v != MANIFEST_V1 {
+                Err("its manifest is of an unknown format".to_string())
+            } else if now - m.at > silent_after {
+                Err(format!(
+                    "its newest signed manifest is {} s old (an old one replayed, or the host is silent)",
+                    now - m.at
+                ))
+            } else {
+                Ok(m)
+            }
+        });
+        let m = match verdict {
+            Ok(m) => m,
+            Err(why) => {
+                chains.push(Chain {
+                    host: host.clone(),
+                    log: "(manifest)".into(),
+                    events: 0,
+                    problem: Some(why),
+                    last: String::new(),
+                    hashes: Vec::new(),
+                });
+                continue;
+            }
+        };
+        for l in m.logs {
+            let held = counts.get(&(host.clone(), l.log.clone())).copied().unwrap_or(0);
+            let problem = log_problem(chains, &host, &l, held);
+            let Some(problem) = problem else { continue };
+            match chains.iter_mut().find(|c| c.host == host && c.log == l.log) {
+                Some(c) => c.problem = Some(problem),
+                None => chains.push(Chain {
+                    host: host.clone(),
+                    log: l.log.clone(),
+                    events: 0,
+                    problem: Some(problem),
+                    last: String::new(),
+                    hashes: Vec::new(),
+                }),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The hosts whose manifests are checked, with the key each must be signed by: the pinned
+/// keys when given (a registered host that is not pinned has none), else the registered ones.
+fn host_keys(
+    client: &mut postgres::Client,
+    fleet: &str,
+    pinned: Option<&std::collections::BTreeMap<String, String>>,
+) -> Result<std::collections::BTreeMap<String, Option<String>>, postgres::Error> {
+    let mut hosts: std::collections::BTreeMap<String, Option<String>> = client
+        .query("SELECT host, audit_key FROM loopguard_hosts WHERE fleet = $1", &[&fleet])?
+        .iter()
+        .map(|r| (r.get::<_, String>(0), Some(r.get::<_, String>(1))))
+        .collect();
+    if let Some(p) = pinned {
+        for k in hosts.values_mut() {
+            *k = None;
+        }
+        for (h, k) in p {
+            hosts.insert(h.clone(), Some(k.clone()));
+        }
+    }
+    Ok(hosts)
+}
+
+/// What is wrong with one log against the host's manifest entry for it (`held`: checkpoints
+/// the fleet holds), if anything.
+fn log_problem(chains: &[Chain], host: &str, l: &super::ship::ManifestLog, held: i64) -> Option<String> {
+    match chains.iter().find(|c| c.host == host && c.log == l.log) {
+        None if l.seq > 0 => {
+            Some(format!("the host's signed manifest says {} lines were shipped; the fleet holds none", l.seq))
+        }
+        None => None,
+        // Already wrong: the host's own record of a problem is added if it was hidden.
+        Some(c) if c.problem.is_some() => match (&c.problem, &l.problem) {
+            (Some(have), Some(p)) if !have.contains(p.as_str()) => Some(format!("{have}; the host recorded: {p}")),
+            _ => None,
+        },
+        Some(c) if (c.hashes.len() as i64) < l.seq => {
+            Some(format!("the chain ends at line {} but the host's signed manifest says {}", c.hashes.len(), l.seq))
+        }
+        Some(c) if l.seq > 0 && c.hashes[(l.seq - 1) as usize] != l.hash => {
+            Some(format!("line {} is not the one in the host's signed manifest", l.seq))
+        }
+        Some(_) if held < l.checkpoints => {
+            Some(format!("{} signed checkpoint(s) shipped, the fleet holds {held}", l.checkpoints))
+        }
+        Some(_) => l.problem.as_ref().map(|p| format!("the host recorded: {p}")),
+    }
+}
+
+/// A manifest row, checked against the host's key.
+fn manifest_of(
+    row: Option<postgres::Row>,
+    key: Option<&str>,
+    (fleet, host): (&str, &str),
+) -> Result<super::ship::Manifest, String> {
+    let Some(key) = key.filter(|k| !k.is_empty()) else {
+        return Err(format!("no key is known or pinned for host `{host}`"));
+    };
+    let Some(r) = row else { return Err("it has no signed manifest".into()) };
+    let (body, row_key, sig): (String, String, String) = (r.get(1), r.get(2), r.get(3));
+    let signed = key.eq_ignore_ascii_case(&row_key)
+        && loopguard_audit::verifying_key(key)
+            .is_some_and(|vk| loopguard_audit::verify_signature(&vk, body.as_bytes(), &sig));
+    if !signed {
+        return Err("its manifest is not signed by the host's key".into());
+    }
+    let m: super::ship::Manifest =
+        serde_json::from_str(&body).map_err(|e| format!("its manifest does not read: {e}"))?;
+    if m.fleet != fleet || m.host != host {
+        return Err("its manifest is another host's".into());
+    }
+    Ok(m)
 }
 
 /// The host's signed checkpoints of a log against its shipped chain: each signed by the host's
@@ -156,6 +302,8 @@ fn check_checkpoints(
         let size = usize::try_from(cp.size).unwrap_or(usize::MAX);
         let problem = if n != i as i64 + 1 || cp.n != n as u64 {
             Some(format!("{at} is missing or out of place"))
+        } else if cp.log != format!("{}.jsonl", chain.log) {
+            Some(format!("{at} is another log's"))
         } else if !cp.signature_ok(&vk) {
             Some(format!("{at} is not signed by the host's key"))
         } else if cp.prev != prev {

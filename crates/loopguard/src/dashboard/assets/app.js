@@ -473,7 +473,7 @@ function renderFleet(f) {
     p.scope === "*" ? "the whole fleet" : p.scope, p.position, p.version, p.signed ? p.set_by : "unsigned (not an operator's word)",
   ]));
   const budgets = fleetTable(`Budgets on ${f.day}`, ["Scope", "Limit", "Spent", "Reserved", "Overshoot", "Ledger"], f.budgets.map((b) => {
-    const limit = b.usd_limit !== null ? dollars(b.usd_limit) : `${b.token_limit} tokens`;
+    const limit = (b.usd_limit !== null ? dollars(b.usd_limit) : `${b.token_limit} tokens`) + (b.signed ? "" : " (unsigned)");
     const spent = b.usd_limit !== null ? b.spent.usd : b.spent.tokens;
     const max = b.usd_limit !== null ? b.usd_limit : b.token_limit;
     const label = b.usd_limit !== null ? dollars(b.spent.usd) : `${b.spent.tokens} tokens`;
@@ -491,7 +491,11 @@ function renderFleet(f) {
     f.budgets.length ? budgets : el("p", { text: "No budget was used today." }), shipping);
 }
 
+let fleetBusy = false;
 async function refreshFleet() {
+  // One request at a time: a slow database must not pile them up.
+  if (fleetBusy) return;
+  fleetBusy = true;
   try {
     const f = await api("/api/fleet");
     if (!f.fleet) return;
@@ -499,6 +503,8 @@ async function refreshFleet() {
     renderFleet(f);
   } catch (e) {
     if (!$("fleet-panel").hidden) $("fleet").replaceChildren(el("p", { class: "verify bad", text: "The fleet's database: " + e.message }));
+  } finally {
+    fleetBusy = false;
   }
 }
 
