@@ -193,16 +193,13 @@ impl BudgetDef {
 
     /// Signs it.
     pub fn sign(mut self, key: &loopguard_audit::SigningKey) -> BudgetDef {
-        self.key = loopguard_audit::hex(key.verifying_key().as_bytes());
-        self.sig = loopguard_audit::sign_bytes(key, &self.signed_bytes());
+        (self.key, self.sig) = super::sig::sign(key, &self.signed_bytes());
         self
     }
 
     /// Signed by one of `pinned`.
     pub fn signed_by(&self, pinned: &[String]) -> bool {
-        pinned.iter().any(|p| p.eq_ignore_ascii_case(&self.key))
-            && loopguard_audit::verifying_key(&self.key)
-                .is_some_and(|k| loopguard_audit::verify_signature(&k, &self.signed_bytes(), &self.sig))
+        super::sig::signed_by(pinned, (&self.key, &self.sig), &self.signed_bytes())
     }
 
     /// A removal (both limits empty).

@@ -13,6 +13,7 @@ pub mod install;
 pub mod reserve;
 pub mod schema;
 pub mod ship;
+pub mod sig;
 pub mod verify;
 
 use loopguard_core::policy::FleetSettings;
