@@ -386,12 +386,20 @@ fn turn(transcript: &std::path::Path, id: &str, out: u64) -> i64 {
 
 /// A call in one of a host's sessions.
 fn read_in(h: &Host, session: &str, id: &str) -> (String, String) {
+    let (verdict, why, _) = read_in_raw(h, session, id);
+    (verdict, why)
+}
+
+/// The same, with the hook's whole answer.
+fn read_in_raw(h: &Host, session: &str, id: &str) -> (String, String, String) {
     let ev = json!({
         "session_id": session, "transcript_path": h.sb.root.path().join(format!("{session}.jsonl")), "cwd": h.sb.ws,
         "permission_mode": "bypassPermissions", "hook_event_name": "PreToolUse",
         "tool_name": "Read", "tool_input": { "file_path": h.sb.ws.join("README.md") }, "tool_use_id": id
     });
-    decision(&h.sb.hook_with(DEADLINE, ev.to_string().as_bytes())).unwrap_or(("allow".into(), String::new()))
+    let out = h.sb.hook_with(DEADLINE, ev.to_string().as_bytes());
+    let (verdict, why) = decision(&out).unwrap_or(("allow".into(), String::new()));
+    (verdict, why, String::from_utf8_lossy(&out.stdout).to_string())
 }
 
 /// The session's agent stopped (its last turns' usage is read then).
@@ -424,13 +432,16 @@ fn session(h: &Host, session: &str, seed: usize, pace: Duration) -> (i64, usize)
     let (mut spent, mut calls) = (0, 0);
     for n in 0..400 {
         spent += turn(&transcript, &format!("{session}-m{n}"), 2000 * ((seed + n) % 3) as u64);
-        let (verdict, why) = read_in(h, session, &format!("{session}-c{n}"));
+        let (verdict, why, raw) = read_in_raw(h, session, &format!("{session}-c{n}"));
         calls += 1;
         if verdict == "allow" {
             std::thread::sleep(pace);
             continue;
         }
         assert!(why.contains("fleet budget") || why.contains("reservation"), "{session}: {verdict}: {why}");
+        // Only a refusal no waiting can lift ends the session (Claude Code: `continue: false`).
+        let ends = serde_json::from_str::<Value>(raw.trim()).is_ok_and(|v| v["continue"] == false);
+        assert_eq!(ends, why.contains("budget is spent"), "{raw}");
         if why.contains("budget is spent") {
             spent += turn(&transcript, &format!("{session}-last"), 0);
             stop_in(h, session);

@@ -150,6 +150,9 @@ pub enum Answer {
         preview: Option<String>,
         /// Things the human should know whatever the verdict.
         notices: Vec<String>,
+        /// A deny no waiting can lift (the fleet's budget is spent): the host should end the
+        /// session, where it can, instead of letting the model react (which costs a turn).
+        end_session: Option<String>,
     },
     /// Allowed, to run only inside loopguard's kernel sandbox: the host runs `command` in place
     /// of the shell command it asked for.

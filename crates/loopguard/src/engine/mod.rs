@@ -47,6 +47,8 @@ struct Place {
 /// What the breaker transaction of one tool call produced.
 struct Gated {
     decision: Decision,
+    /// Why the session should end (a refusal no waiting can lift), where the host can end it.
+    end_session: Option<String>,
     before: Option<crate::breaker::Before>,
     advisory: Option<String>,
     sandbox_notice: bool,
@@ -158,7 +160,8 @@ impl<'a> Engine<'a> {
             .is_ok_and(Policy::preview_in_hook)
             .then(|| ask_preview(&decision, &call, &p.workspace, self.env.home.as_deref()))
             .flatten();
-        Ok(Answer::Decide { decision, preview, notices })
+        let end_session = gated.end_session.clone().filter(|_| decision.verdict() == Verdict::Deny);
+        Ok(Answer::Decide { decision, preview, notices, end_session })
     }
 
     /// One transaction: breaker state and run metrics before, the gates, the counters after.
@@ -195,18 +198,22 @@ impl<'a> Engine<'a> {
                 ended_yolo = Some(y.audit_summary(now, "expired"));
             }
             let mode = if yolo_on && ev.mode != ExecutionMode::Plan { ExecutionMode::Yolo } else { ev.mode };
-            let ctx = self.context(p, &b, policy, (mode, ev), confine, now);
+            let cap = breaker_position(policy, &p.state, &b, ev);
+            let ctx = self.context(p, &b, policy, (mode, cap.0, cap.1.clone()), confine, now);
             let decision = loopguard_core::permissions::PermissionChecker::new(policy).check(call, &ctx).full;
             let (decision, advisory) = self.after_gate(decision, ev, p, policy, plane, confine);
             if let Some(y) = b.doc.yolo.as_mut().filter(|_| !decision.yolo_approved().is_empty()) {
                 y.record_operation(decision.yolo_approved());
             }
             crate::breaker::after(tx, cfg, &mut b, &decision, now, &p.workspace)?;
-            Ok((decision, b, advisory))
+            // A refusal that no waiting can lift (the fleet's budget is spent, spend cannot be
+            // measured) ends the session where the host can: every answer otherwise costs a turn.
+            let end = (cap.2 && decision.verdict() == Verdict::Deny).then_some(cap.1).flatten();
+            Ok((decision, b, advisory, end))
         });
         match result {
-            Ok((decision, before, advisory)) => {
-                Gated { decision, before: Some(before), advisory, sandbox_notice, ended_yolo }
+            Ok((decision, before, advisory, end_session)) => {
+                Gated { decision, before: Some(before), advisory, sandbox_notice, ended_yolo, end_session }
             }
             Err(e) => Gated::failed(Decision::fail_closed(
                 STATE_UNAVAILABLE,
@@ -221,12 +228,11 @@ impl<'a> Engine<'a> {
         p: &Place,
         b: &crate::breaker::Before,
         policy: &Policy,
-        (mode, ev): (ExecutionMode, &HostEvent),
+        (mode, position, paused): (ExecutionMode, loopguard_core::BreakerPosition, Option<String>),
         confine: bool,
         now: i64,
     ) -> Context {
         let waivers = b.doc.waivers.iter().filter(|w| w.until > now).map(waiver).collect();
-        let (position, paused) = breaker_position(policy, &p.state, b, ev);
         let permissions = loopguard_core::permissions::PermissionStore {
             grants: policy.grants().iter().chain(&b.doc.grants).cloned().collect(),
             revoked_at: b.doc.revoked.as_ref().map(|r| r.0),
@@ -521,7 +527,7 @@ impl<'a> Engine<'a> {
 
 impl Gated {
     fn failed(decision: Decision) -> Self {
-        Gated { decision, before: None, advisory: None, sandbox_notice: false, ended_yolo: None }
+        Gated { decision, before: None, advisory: None, sandbox_notice: false, ended_yolo: None, end_session: None }
     }
 }
 
@@ -636,8 +642,8 @@ fn breaker_position(
     state: &Path,
     b: &crate::breaker::Before,
     ev: &HostEvent,
-) -> (loopguard_core::BreakerPosition, Option<String>) {
-    let local = (b.state.position, b.paused_reason());
+) -> (loopguard_core::BreakerPosition, Option<String>, bool) {
+    let local = (b.state.position, b.paused_reason(), false);
     let Some(fleet) = policy.fleet() else { return local };
     // Ten heartbeats, and never under a minute: a slow database is not an absent one.
     let stale_after = i64::try_from(fleet.heartbeat.saturating_mul(10)).unwrap_or(i64::MAX).max(60);
@@ -654,12 +660,12 @@ fn breaker_position(
     let spend = b.fleet_day.as_ref().map(|d| (d, &ask));
     let (group, keys) = (fleet.group.as_deref(), &fleet.operator_keys);
     match crate::fleet::control::hook_cap(state, &fleet.name, group, keys, (now, stale_after), spend) {
-        Some((cap, why)) if cap < local.0 => {
+        Some((cap, why, end)) if cap < local.0 => {
             let why = match local.1 {
                 Some(l) => format!("{why}; {l}"),
                 None => why,
             };
-            (cap, Some(why))
+            (cap, Some(why), end)
         }
         _ => local,
     }

@@ -189,9 +189,13 @@ pub fn hook_cap(
     pinned: &[String],
     (now, stale_after): (i64, i64),
     spend: Option<(&super::budget::FleetDay, &super::budget::Ask<'_>)>,
-) -> Option<(BreakerPosition, String)> {
+) -> Option<(BreakerPosition, String, bool)> {
     let unreachable = |why: String| {
-        Some((BreakerPosition::ReadOnly, format!("{why}: read-only until `loopguard fleet agent` reports again")))
+        Some((
+            BreakerPosition::ReadOnly,
+            format!("{why}: read-only until `loopguard fleet agent` reports again"),
+            false,
+        ))
     };
     let text = match std::fs::read(mirror_path(state)) {
         Ok(t) => t,
@@ -201,13 +205,16 @@ pub fn hook_cap(
             return Some((
                 BreakerPosition::Stopped,
                 "this host is in a fleet but its fleet agent has never reported: stopped until `loopguard fleet agent` runs".into(),
+                false,
             ));
         }
-        Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions cannot be read ({e})"))),
+        Err(e) => {
+            return Some((BreakerPosition::Stopped, format!("the fleet's positions cannot be read ({e})"), false));
+        }
     };
     let m = match serde_json::from_slice::<Mirror>(&text) {
         Ok(m) => m,
-        Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions do not read ({e})"))),
+        Err(e) => return Some((BreakerPosition::Stopped, format!("the fleet's positions do not read ({e})"), false)),
     };
     if m.fleet != fleet {
         return Some((
@@ -216,6 +223,7 @@ pub fn hook_cap(
                 "the fleet agent last reported for fleet `{}`, not `{fleet}`: stopped until it reports for this one",
                 m.fleet
             ),
+            false,
         ));
     }
     let cap = m.cap(group).map(|(p, s)| {
@@ -239,22 +247,29 @@ pub fn hook_cap(
     // A stamp from the future (a clock set back) is no proof of a live agent either.
     let stale = age > stale_after || m.checked_at > now.saturating_add(60);
     let cap = match cap {
-        Some((p, why)) if p <= BreakerPosition::ReadOnly || !stale => Some((p, why)),
+        Some((p, why)) if p <= BreakerPosition::ReadOnly || !stale => Some((p, why, false)),
         _ if stale => unreachable(format!("the fleet agent last reported {age} s ago")),
-        other => other,
+        other => other.map(|(p, why)| (p, why, false)),
     };
     // Spend is refused on its own terms (a reservation runs on after the mirror went stale,
     // until it is used or its lease lapses).
-    let refused = spend.and_then(|(day, q)| super::budget::refused(&m.budgets, day, q)).map(|(why, wake)| {
-        if wake {
-            // The agent reserves at once instead of at its next heartbeat.
-            let _ = std::fs::File::create(super::budget::wake_path(state));
-        }
-        why
-    });
+    with_spend(state, cap, spend.and_then(|(day, q)| super::budget::refused(&m.budgets, day, q)))
+}
+
+/// The fleet's cap and the budgets' refusal together: a stop stays the fleet's; a refusal
+/// stops the call, and ends the session where waiting cannot lift it.
+fn with_spend(
+    state: &Path,
+    cap: Option<(BreakerPosition, String, bool)>,
+    refused: Option<(String, bool)>,
+) -> Option<(BreakerPosition, String, bool)> {
+    if let Some((_, true)) = &refused {
+        // The agent reserves at once instead of at its next heartbeat.
+        let _ = std::fs::File::create(super::budget::wake_path(state));
+    }
     match (cap, refused) {
-        (Some((BreakerPosition::Stopped, why)), _) => Some((BreakerPosition::Stopped, why)),
-        (_, Some(why)) => Some((BreakerPosition::Stopped, why)),
+        (Some((BreakerPosition::Stopped, why, _)), _) => Some((BreakerPosition::Stopped, why, false)),
+        (_, Some((why, wake))) => Some((BreakerPosition::Stopped, why, !wake)),
         (cap, None) => cap,
     }
 }
@@ -372,7 +387,7 @@ mod tests {
     fn the_hook_fails_closed_on_a_missing_stale_or_damaged_mirror() {
         let dir = tempfile::tempdir().unwrap();
         let cap = |now: i64| hook_cap(dir.path(), "f", None, &[], (now, 60), None);
-        let (p, why) = cap(1000).unwrap();
+        let (p, why, _) = cap(1000).unwrap();
         assert_eq!(p, BreakerPosition::Stopped, "no agent has ever reported: nothing known of budgets either");
         assert!(why.contains("never reported"), "{why}");
         std::fs::create_dir_all(dir.path().join("fleet")).unwrap();
@@ -391,7 +406,7 @@ mod tests {
         );
         m.accept(&setting(1, "stopped"), &[]).unwrap();
         write_mirror(dir.path(), &m).unwrap();
-        let (p, why) = cap(1100).unwrap();
+        let (p, why, _) = cap(1100).unwrap();
         assert_eq!(p, BreakerPosition::Stopped, "a stale stop is still a stop");
         assert!(
             why.contains("stopped") && why.contains("unsigned") && !why.contains("ann"),

@@ -38,7 +38,7 @@ impl Host for Copilot {
     fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome {
         match answer {
             Answer::Proceed => HookOutcome::proceed(),
-            Answer::Decide { decision, preview: _, notices } => {
+            Answer::Decide { decision, preview: _, notices, .. } => {
                 let stdout = match decision.verdict() {
                     Verdict::Allow => String::new(),
                     Verdict::Ask | Verdict::Deny => {

@@ -43,7 +43,7 @@ impl Host for Cursor {
         let permission = is_permission_event(&ev.name);
         match answer {
             Answer::Proceed => quiet(ev),
-            Answer::Decide { decision, preview: _, notices } => match decision.verdict() {
+            Answer::Decide { decision, preview: _, notices, .. } => match decision.verdict() {
                 Verdict::Allow => {
                     let mut v = json!({ "permission": "allow" });
                     if let Some(text) = input::notices_text(&notices) {

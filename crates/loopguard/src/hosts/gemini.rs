@@ -38,12 +38,23 @@ impl Host for Gemini {
     fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome {
         match answer {
             Answer::Proceed => HookOutcome::proceed(),
-            Answer::Decide { decision, preview: _, notices } => match decision.verdict() {
+            Answer::Decide { decision, preview: _, notices, end_session } => match decision.verdict() {
                 Verdict::Allow => match input::notices_text(&notices) {
                     // Text that is not a decision is shown to the human as a system message.
                     Some(text) => json_out(&json!({ "systemMessage": text }), Exit::Proceed),
                     None => HookOutcome::proceed(),
                 },
+                // `continue: false` with the deny: no further model call, the CLI ends.
+                Verdict::Deny if end_session.is_some() => {
+                    let mut o = deny(&decision.explain(), Exit::Proceed);
+                    let stop = input::reason(&end_session.unwrap_or_default());
+                    if let Ok(mut v) = serde_json::from_str::<Value>(o.stdout.trim()) {
+                        v["continue"] = Value::Bool(false);
+                        v["stopReason"] = Value::String(format!("loopguard: {stop}"));
+                        o.stdout = format!("{v}\n");
+                    }
+                    o
+                }
                 Verdict::Ask | Verdict::Deny => deny(&decision.explain(), Exit::Proceed),
             },
             Answer::Confine { command, notices } => {
@@ -231,6 +242,21 @@ fn invalid(kind: ToolKind, problem: &str) -> Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deny_that_ends_the_session_carries_continue_false() {
+        let ev = HostEvent::new(EventKind::ToolCall, "BeforeTool", "s", std::path::PathBuf::from("/w"));
+        let deny = loopguard_core::Decision::fail_closed(loopguard_core::reasons::BREAKER_STOPPED, "spent");
+        let answer = Answer::Decide {
+            decision: deny,
+            preview: None,
+            notices: vec![],
+            end_session: Some("the budget is spent".into()),
+        };
+        let v: Value = serde_json::from_str(Gemini.render(&ev, answer).stdout.trim()).unwrap();
+        assert_eq!((v["decision"].as_str(), v["continue"].as_bool()), (Some("deny"), Some(false)));
+        assert!(v["stopReason"].as_str().unwrap().contains("budget is spent"));
+    }
 
     #[test]
     fn maps_gemini_tools() {

@@ -36,10 +36,16 @@ impl Host for ClaudeCode {
     fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome {
         match answer {
             Answer::Proceed => HookOutcome::proceed(),
-            Answer::Decide { decision, preview, notices } => {
+            Answer::Decide { decision, preview, notices, end_session } => {
                 let stdout = match decision.verdict() {
                     Verdict::Allow => String::new(),
                     Verdict::Ask | Verdict::Deny => decision_json(&decision, preview.as_deref()),
+                };
+                // With the deny, `continue: false` ends the session: the tool does not run and
+                // the model makes no further turn.
+                let stdout = match end_session.filter(|_| decision.verdict() == Verdict::Deny) {
+                    Some(why) => ending(&stdout, &why),
+                    None => stdout,
                 };
                 with_notices(HookOutcome { stdout, stderr: String::new(), exit: Exit::Proceed }, &notices)
             }
@@ -99,6 +105,14 @@ fn decision_json(d: &Decision, preview: Option<&str>) -> String {
             "permissionDecisionReason": loopguard_secrets::Scanner::builtin().redact(&reason),
         }
     });
+    format!("{v}\n")
+}
+
+/// Adds `continue: false` and a `stopReason` to a JSON answer.
+fn ending(stdout: &str, why: &str) -> String {
+    let mut v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| Value::Object(Map::new()));
+    v["continue"] = Value::Bool(false);
+    v["stopReason"] = Value::String(format!("loopguard: {}", loopguard_secrets::Scanner::builtin().redact(why)));
     format!("{v}\n")
 }
 
@@ -206,4 +220,33 @@ fn under_cursor(mut ev: HostEvent) -> Result<HostEvent, Rejected> {
 fn tool_use(name: &str, input: Value, use_id: Option<String>) -> ToolUse {
     let action = tools::action(name, &input);
     ToolUse::new(name, input, use_id, action)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EventKind, HostEvent};
+
+    #[test]
+    fn a_deny_that_ends_the_session_carries_continue_false_and_no_other_does() {
+        let ev = HostEvent::new(EventKind::ToolCall, "PreToolUse", "s", std::path::PathBuf::from("/w"));
+        let deny = loopguard_core::Decision::fail_closed(loopguard_core::reasons::BREAKER_STOPPED, "spent");
+        let out = ClaudeCode.render(
+            &ev,
+            Answer::Decide {
+                decision: deny,
+                preview: None,
+                notices: vec![],
+                end_session: Some("the budget is spent".into()),
+            },
+        );
+        let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        assert_eq!(v["continue"], false);
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "the tool does not run either");
+        assert!(v["stopReason"].as_str().unwrap().contains("budget is spent"));
+        let deny = loopguard_core::Decision::fail_closed(loopguard_core::reasons::BREAKER_STOPPED, "wait");
+        let out = ClaudeCode
+            .render(&ev, Answer::Decide { decision: deny, preview: None, notices: vec![], end_session: None });
+        assert!(!out.stdout.contains("continue"), "{}", out.stdout);
+    }
 }

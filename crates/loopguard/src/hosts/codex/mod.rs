@@ -37,7 +37,7 @@ impl Host for Codex {
     fn render(&self, ev: &HostEvent, answer: Answer) -> HookOutcome {
         match answer {
             Answer::Proceed => HookOutcome::proceed(),
-            Answer::Decide { decision, preview: _, notices } => {
+            Answer::Decide { decision, preview: _, notices, .. } => {
                 let stdout = match decision.verdict() {
                     Verdict::Allow => String::new(),
                     // The engine has turned every ask into a deny (Codex cannot ask).
