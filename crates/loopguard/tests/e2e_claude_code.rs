@@ -21,6 +21,12 @@ struct Claude {
 }
 
 impl Claude {
+    /// Whether `"continue": false` with a PreToolUse deny ends the session (no further model
+    /// call): observed with 2.1.332, not with 2.1.197 (which takes the deny and goes on).
+    fn honours_continue_false(&self) -> bool {
+        self.version >= (2, 1, 332)
+    }
+
     /// Whether this version honours `"onFailure": "block"` on command hooks.
     fn honours_on_failure(&self) -> bool {
         self.version >= (2, 1, 295)
@@ -71,6 +77,7 @@ on_every_client!(
     an_unpriced_model_is_estimated_and_the_run_goes_on,
     a_crashing_hook_blocks_where_the_host_honours_on_failure,
     a_hanging_hook_blocks_where_the_host_honours_on_failure,
+    a_spent_fleet_budget_ends_the_session,
 );
 
 struct Run {
@@ -616,4 +623,49 @@ fn a_hanging_hook_blocks_where_the_host_honours_on_failure(claude: &Claude) {
         |v| break_hooks(&sb, v, &["PreToolUse"], "#!/bin/sh\nexec sleep 60\n", 2),
     );
     assert!(!sb.ws.join("out.txt").exists(), "a hanging hook let the call run; stderr: {}", run.stderr);
+}
+
+/// A fleet whose budget is spent (a $0 budget: nothing can be reserved): the first call is
+/// denied with `continue: false`, so the tool does not run and the model gets no further
+/// request (PostgreSQL from scripts/test.sh; the agent runs once, outside the namespace).
+fn a_spent_fleet_budget_ends_the_session(claude: &Claude) {
+    let base = std::env::var("LOOPGUARD_TEST_PG").expect("LOOPGUARD_TEST_PG (scripts/test.sh starts PostgreSQL)");
+    let mut bytes = [0u8; 6];
+    getrandom::fill(&mut bytes).unwrap();
+    let name = format!("lg_e2e_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let mut admin = postgres::Client::connect(&format!("{base} dbname=postgres"), postgres::NoTls).unwrap();
+    admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let sb = Sandbox::new();
+    sb.user_policy(&format!(
+        "version = 1\n[fleet]\ndatabase_url = \"{base} dbname={name}\"\nname = \"f\"\nhost = \"e2e\"\nheartbeat = \"1s\"\n"
+    ));
+    for args in
+        [&["fleet", "migrate"][..], &["fleet", "budget", "set", "*", "--usd", "0"], &["fleet", "agent", "--once"]]
+    {
+        let out = sb.command(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let run = run_claude(
+        &sb,
+        claude,
+        serde_json::json!([
+            {"tool": "Bash", "input": {"command": "echo hi > out.txt", "description": "write"}},
+            {"tool": "Bash", "input": {"command": "echo two > two.txt", "description": "write"}},
+            {"text": "finished"}
+        ]),
+    );
+    let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    assert!(!sb.ws.join("out.txt").exists(), "the denied call ran; stderr: {}", run.stderr);
+    assert!(!sb.ws.join("two.txt").exists(), "the session went on; stderr: {}", run.stderr);
+    if claude.honours_continue_false() {
+        assert_eq!(run.requests.len(), 1, "no model call after the refusal; stderr: {}", run.stderr);
+    } else {
+        // Older clients take the deny but not the end: the model goes on, and each of its
+        // calls is refused the same way (no tool runs).
+        let (why, is_error) = tool_result(&run, "toolu_e2e_0").expect("the model got the refusal");
+        assert!(is_error && why.contains("budget is spent"), "{why}");
+    }
+    let tail = sb.command(&["audit", "tail", "--all", "--json"]).output().unwrap();
+    let text = String::from_utf8_lossy(&tail.stdout);
+    assert!(text.contains("\"deny\"") && text.contains("breaker-stopped"), "{text}");
 }
