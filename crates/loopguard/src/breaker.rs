@@ -49,13 +49,20 @@ pub struct Before {
     pub fleet_repo: String,
 }
 
-/// In a fleet: where this workspace's spend is counted.
+/// In a fleet: where a session's spend is counted.
 #[derive(Debug, Clone, Copy)]
-pub struct FleetLedger<'a> {
-    /// The workspace's repository key (empty: none).
-    pub repo: &'a str,
+struct Ledger<'a> {
+    /// The session's repository key (empty: none).
+    repo: &'a str,
     /// The reservation size (the floor of a turn's estimate).
-    pub reservation: crate::fleet::budget::Meter,
+    reservation: crate::fleet::budget::Meter,
+}
+
+/// The session's repository key, read from the workspace's git configuration at its first call
+/// and fixed from then on (renaming the remote later does not move the session out of a
+/// repository budget; later calls read no file for it).
+fn pinned_repo(run: &mut Run, workspace_path: &Path) -> String {
+    run.fleet_repo.get_or_insert_with(|| crate::fleet::budget::repo_key(workspace_path)).clone()
 }
 
 /// How a run's USD reads: "estimated (unknown model X, Y)" when some messages were charged at
@@ -106,7 +113,7 @@ fn read_usage(
     doc: &mut WsDoc,
     cfg: &BreakerConfig,
     transcript: Option<&Path>,
-    (now, fleet): (i64, Option<FleetLedger<'_>>),
+    (now, fleet): (i64, Option<Ledger<'_>>),
     newly_estimated: &mut Vec<String>,
 ) -> StoreResult<()> {
     let Some(path) = transcript else {
@@ -238,8 +245,9 @@ fn trip_on(
     Ok(new)
 }
 
-/// Before the gate decides a PreToolUse. In a fleet (`fleet`), the call's answer will be
-/// followed by one more model turn: it is recorded in flight for the session.
+/// Before the gate decides a PreToolUse. In a fleet (`reservation`: its reservation size), the
+/// call's answer will be followed by one more model turn: it is recorded in flight for the
+/// session.
 #[allow(clippy::too_many_arguments)]
 pub fn before(
     tx: &Tx,
@@ -249,13 +257,13 @@ pub fn before(
     session: &str,
     usage: Usage<'_>,
     now: i64,
-    fleet: Option<FleetLedger<'_>>,
+    reservation: Option<crate::fleet::budget::Meter>,
 ) -> StoreResult<Before> {
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
     let mut newly_estimated = Vec::new();
-    let pinned = fleet.map(|f| run.fleet_repo.get_or_insert_with(|| f.repo.to_string()).clone());
-    let fleet = fleet.zip(pinned.as_deref()).map(|(f, repo)| FleetLedger { repo, ..f });
+    let repo = reservation.map(|_| pinned_repo(&mut run, workspace_path));
+    let fleet = reservation.zip(repo.as_deref()).map(|(reservation, repo)| Ledger { repo, reservation });
     match usage {
         Usage::Transcript(transcript) => {
             read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut newly_estimated)?;
@@ -287,7 +295,7 @@ pub fn before(
         velocity: m.velocity,
         newly_estimated,
         fleet_day,
-        fleet_repo: fleet.map(|f| f.repo.to_string()).unwrap_or_default(),
+        fleet_repo: repo.unwrap_or_default(),
     })
 }
 
@@ -348,16 +356,16 @@ pub fn after(
 pub fn settle(
     tx: &Tx,
     cfg: &BreakerConfig,
-    workspace: &str,
+    (workspace, workspace_path): (&str, &Path),
     session: &str,
     usage: Usage<'_>,
-    (now, fleet): (i64, Option<FleetLedger<'_>>),
+    (now, reservation): (i64, Option<crate::fleet::budget::Meter>),
 ) -> StoreResult<()> {
     let Usage::Transcript(transcript) = usage else { return Ok(()) };
     let mut run = tx.run(workspace, session, now)?;
     let mut doc = tx.ws(workspace)?;
-    let pinned = fleet.map(|f| run.fleet_repo.get_or_insert_with(|| f.repo.to_string()).clone());
-    let fleet = fleet.zip(pinned.as_deref()).map(|(f, repo)| FleetLedger { repo, ..f });
+    let repo = reservation.map(|_| pinned_repo(&mut run, workspace_path));
+    let fleet = reservation.zip(repo.as_deref()).map(|(reservation, repo)| Ledger { repo, reservation });
     read_usage(tx, &mut run, &mut doc, cfg, transcript, (now, fleet), &mut Vec::new())?;
     if fleet.is_some() {
         tx.fleet_day(&day_of(now), |d| {

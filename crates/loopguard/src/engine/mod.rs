@@ -179,12 +179,7 @@ impl<'a> Engine<'a> {
         let ws_key = workspace_key(&p.workspace);
         let cfg = policy.breaker();
         let (mut sandbox_notice, mut ended_yolo) = (false, None);
-        // In a fleet, spend is counted per repository too (for repository budgets).
-        let repo = policy.fleet().map(|_| crate::fleet::budget::repo_key(&p.workspace));
-        let ledger = policy
-            .fleet()
-            .zip(repo.as_deref())
-            .map(|(f, repo)| crate::breaker::FleetLedger { repo, reservation: reservation(f) });
+        let ledger = policy.fleet().map(reservation);
         let result = crate::hot::write(&p.state, &ws_key, |tx| {
             let mut b = crate::breaker::before(tx, cfg, &ws_key, &p.workspace, &ev.session, usage(ev), now, ledger)?;
             // Once per run: the human learns that the kernel cannot confine commands here.
@@ -513,14 +508,11 @@ impl<'a> Engine<'a> {
         let plane = effective::plane(self.env, &p.state, &p.workspace);
         let Ok(policy) = effective::load_with(self.env, &p.workspace, &plane) else { return };
         let ws_key = workspace_key(&p.workspace);
-        let repo = policy.fleet().map(|_| crate::fleet::budget::repo_key(&p.workspace));
-        let ledger = policy
-            .fleet()
-            .zip(repo.as_deref())
-            .map(|(f, repo)| crate::breaker::FleetLedger { repo, reservation: reservation(f) });
         let now = crate::effects::now();
+        let ledger = policy.fleet().map(reservation);
         let _ = crate::hot::write(&p.state, &ws_key, |tx| {
-            crate::breaker::settle(tx, policy.breaker(), &ws_key, &ev.session, usage(ev), (now, ledger))
+            let ws = (ws_key.as_str(), p.workspace.as_path());
+            crate::breaker::settle(tx, policy.breaker(), ws, &ev.session, usage(ev), (now, ledger))
         });
     }
 }
@@ -746,6 +738,49 @@ mod tests {
             Answer::Decide { decision, .. } => decision,
             other => panic!("not a decision: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_stop_counts_the_last_turns_a_sub_agents_stop_does_not_and_the_repository_stays_the_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let policy = dir.path().join("home/.config/loopguard/policy.toml");
+        std::fs::create_dir_all(policy.parent().unwrap()).unwrap();
+        // In a fleet (the hook never connects: the URL is never used here).
+        std::fs::write(&policy, "version = 1\n[fleet]\ndatabase_url = \"host=/nonexistent\"\nname = \"f\"\n").unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let origin = |url: &str| {
+            std::fs::write(ws.join(".git/config"), format!("[remote \"origin\"]\n\turl = {url}\n")).unwrap()
+        };
+        origin("git@github.com:o/first.git");
+        let transcript = dir.path().join("s1.jsonl");
+        let turn = |id: &str| {
+            let line = json!({"type": "assistant", "message": {"id": id, "model": "claude-sonnet-4", "role": "assistant",
+                "usage": {"input_tokens": 10_000, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}});
+            let mut text = std::fs::read_to_string(&transcript).unwrap_or_default();
+            text.push_str(&format!("{line}\n"));
+            std::fs::write(&transcript, text).unwrap();
+        };
+        let stop = |name: &str| {
+            let mut ev = HostEvent::new(EventKind::Stop, name, "s1", ws.clone());
+            ev.transcript = Some(transcript.clone());
+            Engine::new(&env, ALL).handle(&ev).unwrap();
+        };
+        let today = crate::model::day_of(crate::effects::now());
+        let ledger = || crate::hot::fleet_day(&dir.path().join("state"), &today).unwrap();
+        turn("m1");
+        stop("SubagentStop");
+        assert_eq!(ledger().spent.usd, 0, "a sub-agent's stop does not settle the session");
+        stop("Stop");
+        assert_eq!(ledger().spent.usd, 30_000, "the last turn is counted at the stop");
+        assert_eq!(ledger().repos.get("github.com/o/first").map(|m| m.usd), Some(30_000));
+        // The remote renamed mid-session: the session's spend stays with its repository.
+        origin("git@github.com:o/elsewhere.git");
+        turn("m2");
+        stop("Stop");
+        assert_eq!(ledger().repos.get("github.com/o/first").map(|m| m.usd), Some(60_000));
+        assert!(!ledger().repos.contains_key("github.com/o/elsewhere"));
     }
 
     #[test]
