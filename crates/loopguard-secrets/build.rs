@@ -1,6 +1,7 @@
 //! Turns the rule files (`rules/*.toml`) into the static `BUILTIN_RULES` table, so the hook pays
 //! nothing to load them: no TOML parse at run time, regexes compiled on first use. The examples
-//! (`tp`/`fp`) are read by the tests from the same files. A malformed rule fails the build.
+//! (`tp`/`fp`) become `BUILTIN_EXAMPLES`, which `loopguard selftest` checks in the binary as
+//! built (the tests also read them from the files). A malformed rule fails the build.
 
 use std::fmt::Write;
 
@@ -14,6 +15,7 @@ fn main() {
         .unwrap_or_default();
     files.sort();
     let mut out = String::from("&[\n");
+    let mut examples = String::from("&[\n");
     let mut ids = std::collections::BTreeSet::new();
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
@@ -55,6 +57,12 @@ fn main() {
             if group < 0 || !(0.0..=8.0).contains(&entropy) {
                 fail(&format!("{name}: {id}: group must be a non-negative integer, entropy 0..8"));
             }
+            let list = |k: &str| -> Vec<String> {
+                r.get(k)
+                    .and_then(|v| v.as_array())
+                    .map_or_else(Vec::new, |a| a.iter().filter_map(|x| x.as_str()).map(String::from).collect())
+            };
+            let _ = writeln!(examples, "    ({id:?}, &{:?}, &{:?}),", list("tp"), list("fp"));
             let prefix = s("prefix").unwrap_or("");
             let check = s("check").unwrap_or("");
             let _ = writeln!(
@@ -64,9 +72,13 @@ fn main() {
         }
     }
     out.push(']');
-    let target = std::path::Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_rules.rs");
-    if let Err(e) = std::fs::write(&target, out) {
-        fail(&format!("cannot write {}: {e}", target.display()));
+    examples.push(']');
+    let out_dir = std::env::var("OUT_DIR").unwrap_or_default();
+    for (file, text) in [("builtin_rules.rs", out), ("builtin_examples.rs", examples)] {
+        let target = std::path::Path::new(&out_dir).join(file);
+        if let Err(e) = std::fs::write(&target, text) {
+            fail(&format!("cannot write {}: {e}", target.display()));
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! for the policy's `[tools]` table, messages and the audit log.
 
 /// What a tool call does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Action {
     /// Runs a shell command line.
     Shell {
@@ -66,7 +66,7 @@ pub enum Action {
 }
 
 /// How a [`Action::WriteFile`] changes its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Change {
     /// The whole new content.
     Whole(String),
@@ -79,7 +79,7 @@ pub enum Change {
 }
 
 /// One file of an [`Action::Patch`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileChange {
     /// The file, as the agent wrote it.
     pub path: String,
@@ -88,7 +88,7 @@ pub struct FileChange {
 }
 
 /// One replacement in a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Edit {
     /// The text replaced (already in the file).
     pub old: String,
@@ -196,7 +196,7 @@ impl Action {
 }
 
 /// What kind of thing a tool does; decides which checks see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ToolKind {
     /// Runs shell commands.
     Shell,

@@ -23,7 +23,7 @@ mod scanner;
 mod values;
 
 pub use context::{KINDS as CONTEXT_KINDS, Kind as ContextKind, NameClass, classify_name, is_secret_name};
-pub use rules::{BUILTIN_RULES, Rule, Severity};
+pub use rules::{BUILTIN_EXAMPLES, BUILTIN_RULES, Rule, Severity, check_builtin_examples};
 pub use scanner::{
     AllowTarget, Allowlist, RuleSpec, Scanner, SecretFinding, Summary, asciify, redact_json, redact_path, safe_text,
 };

@@ -54,3 +54,37 @@ pub struct Rule {
 
 /// loopguard's rule set, from `rules/*.toml`.
 pub const BUILTIN_RULES: &[Rule] = include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
+
+/// Each built-in rule's examples, `(id, tp, fp)`, from the same files: what `loopguard selftest`
+/// checks in the binary as it was built (a rule whose regex does not compile there finds nothing).
+pub const BUILTIN_EXAMPLES: &[(&str, &[&str], &[&str])] = include!(concat!(env!("OUT_DIR"), "/builtin_examples.rs"));
+
+/// Checks every built-in rule against its examples with `scanner` (the built-in one): every rule
+/// compiles, every `tp` finds its rule and is redacted, every `fp` finds nothing. Failures, one
+/// per line (empty when all hold).
+pub fn check_builtin_examples(scanner: &crate::Scanner) -> Vec<String> {
+    let mut failures = Vec::new();
+    let compiled = scanner.compile_all();
+    if compiled != BUILTIN_RULES.len() {
+        failures.push(format!("only {compiled} of {} rule patterns compile in this build", BUILTIN_RULES.len()));
+    }
+    for (id, tp, fp) in BUILTIN_EXAMPLES {
+        for t in *tp {
+            let found = scanner.scan(t);
+            if !found.iter().any(|f| f.rule == *id) {
+                failures.push(format!("{id}: missed tp `{}`", t.escape_debug()));
+            }
+            if found.iter().any(|f| scanner.redact(t).contains(&t[f.span.clone()])) {
+                failures.push(format!("{id}: redaction left the secret in `{}`", t.escape_debug()));
+            }
+        }
+        for t in *fp {
+            let found = scanner.scan(t);
+            if !found.is_empty() {
+                let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+                failures.push(format!("{id}: fp `{}` fired {rules:?}", t.escape_debug()));
+            }
+        }
+    }
+    failures
+}

@@ -79,6 +79,13 @@ pub enum Command {
     MergeCheck(MergeCheckArgs),
     /// Replay a recorded agent session through the gate (needs no setup).
     Demo,
+    /// Check this binary as it was built: every built-in and policy-added pattern compiles,
+    /// every pack rule and secret rule meets its examples, a fixed set of calls is decided as
+    /// expected through the real hook handler (exit 1 naming what fails).
+    Selftest(SelftestArgs),
+    /// Decide tool calls with the gate alone, as this binary was built: JSON requests on stdin,
+    /// one per line, one answer per line (no host, no state read or written; docs/decide.md).
+    Decide,
     /// Serve the local dashboard: the live feed of the audit logs, breakers, grants, yolo,
     /// escalations and the loop canvas, with the human actions (each needs an operator's
     /// passphrase). Prints a one-time link; listens on 127.0.0.1 unless the user policy allows
@@ -526,6 +533,14 @@ pub struct HookArgs {
     /// Answer with a deny if no decision is made within this many milliseconds.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub deadline_ms: u64,
+}
+
+/// `loopguard selftest`'s arguments.
+#[derive(Args)]
+pub struct SelftestArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `loopguard doctor`'s arguments.

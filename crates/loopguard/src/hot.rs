@@ -141,8 +141,11 @@ impl Locked {
 /// and the day totals (locked on first use).
 pub struct HotTx {
     doc: RefCell<HotDoc>,
-    days: RefCell<Option<(Locked, Days)>>,
+    /// The day totals and their lock (`None` when a reader found no file: nothing to lock).
+    days: RefCell<Option<(Option<Locked>, Days)>>,
     dir: PathBuf,
+    /// Only reads (`peek`): a missing day totals file reads as empty instead of being created.
+    peek: bool,
     dirty_days: Cell<bool>,
     tripped: Cell<bool>,
 }
@@ -163,7 +166,7 @@ pub fn write<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> St
     let out = f(&tx)?;
     let sync = tx.tripped.get();
     if tx.dirty_days.get()
-        && let Some((lock, days)) = tx.days.borrow().as_ref()
+        && let Some((Some(lock), days)) = tx.days.borrow().as_ref()
     {
         lock.write(days, sync)?;
     }
@@ -183,7 +186,8 @@ pub fn peek<T>(state_home: &Path, workspace: &str, f: impl FnOnce(&HotTx) -> Sto
         Some(l) => l.read()?,
         None => HotDoc::default(),
     };
-    let tx = HotTx::new(doc, dir);
+    let mut tx = HotTx::new(doc, dir);
+    tx.peek = true;
     let out = f(&tx);
     drop(locked);
     out
@@ -236,6 +240,7 @@ impl HotTx {
             dir,
             dirty_days: Cell::new(false),
             tripped: Cell::new(false),
+            peek: false,
         }
     }
 
@@ -279,12 +284,18 @@ impl HotTx {
         Ok(())
     }
 
-    fn days(&self) -> StoreResult<std::cell::RefMut<'_, Option<(Locked, Days)>>> {
+    fn days(&self) -> StoreResult<std::cell::RefMut<'_, Option<(Option<Locked>, Days)>>> {
         let mut slot = self.days.borrow_mut();
         if slot.is_none() {
-            let mut lock = Locked::open(self.dir.join("days.state"))?;
+            let path = self.dir.join("days.state");
+            // A reader on a fresh state home: no totals yet, and a reader creates nothing.
+            if self.peek && !path.exists() {
+                *slot = Some((None, Days::default()));
+                return Ok(slot);
+            }
+            let mut lock = Locked::open(path)?;
             let days: Days = lock.read()?;
-            *slot = Some((lock, days));
+            *slot = Some((Some(lock), days));
         }
         Ok(slot)
     }

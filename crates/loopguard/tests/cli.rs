@@ -282,3 +282,80 @@ fn install_all_wires_the_hosts_found() {
     assert!(!sb.home.join(".codex/hooks.json").exists() && !sb.home.join(".copilot").exists(), "{stdout}");
     assert!(!stdout.contains("codex:") && !stdout.contains("copilot:"), "{stdout}");
 }
+
+/// The binary checks itself as built: every pattern, pack and secret rule, and a fixed set of
+/// decisions. A pack the user's policy adds is checked too, and a broken one is named.
+#[test]
+fn selftest_passes_as_built_and_names_a_broken_pack_of_the_policy() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["selftest"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    for group in ["built-in packs", "effective policy", "secret rules", "other patterns", "decisions"] {
+        assert!(stdout.contains(&format!("ok   {group}: ")), "{group}: {stdout}");
+    }
+    assert!(stdout.ends_with("selftest passed\n"), "{stdout}");
+
+    let pack = r#"id = "mine"
+family = "local"
+title = "Our deploy tool"
+description = "frob: deploys"
+programs = ["frob"]
+
+[[rules]]
+id = "frob-deploy"
+words = ["deploy"]
+text = '(^|\s)--prod(\s|$'
+effect = "modifies remote state"
+severity = "high"
+level = "operate"
+message = "frob deploy --prod deploys to production."
+remedy = "leave it to the human."
+match = ["frob deploy --prod"]
+not_match = ["frob deploy --staging"]
+"#;
+    common::write(&sb.home.join(".config/loopguard/packs/mine.toml"), pack);
+    sb.user_policy("[packs]\nfiles = [\"packs/mine.toml\"]\n");
+    let out = sb.command(&["selftest"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("FAIL effective policy") && stdout.contains("frob-deploy"), "{stdout}");
+    assert!(stdout.ends_with("selftest FAILED\n"), "{stdout}");
+    // The JSON report names the same problem.
+    let out = sb.command(&["selftest", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let policy = v["checks"].as_array().unwrap().iter().find(|c| c["name"] == "effective policy").unwrap();
+    assert!(policy["problems"][0].as_str().unwrap().contains("frob-deploy"), "{policy}");
+}
+
+/// `loopguard decide`: the gate alone, one JSON answer per request line, nothing written.
+#[test]
+fn decide_answers_requests_line_by_line_and_writes_no_state() {
+    let sb = Sandbox::new();
+    let ws = sb.ws.display();
+    let req = |cmd: &str| {
+        serde_json::json!({ "tool": "Bash", "action": { "Shell": { "command": cmd } }, "workspace": sb.ws, "home": sb.home })
+            .to_string()
+    };
+    let input = format!("{}\n{{\"tool\":1}}\n{}\n", req("git push --force origin main"), req(&format!("ls {ws}")));
+    let (code, stdout, stderr) = sb.run(&["decide"], &input);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_ne!(lines[0]["verdict"], "allow", "{stdout}");
+    assert_eq!(lines[0]["codes"][0], "destructive-git-push-force", "{stdout}");
+    assert!(lines[1]["error"].as_str().unwrap().starts_with("bad request"), "{stdout}");
+    assert_eq!(lines[2]["verdict"], "allow", "{stdout}");
+    assert!(!sb.state.exists());
+}
+
+/// A new user's first look at the breaker: a fresh state home has no day totals yet.
+#[test]
+fn breaker_status_works_on_a_fresh_state_home_and_creates_nothing() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["breaker", "status"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(!stderr.contains("No such file"), "{stderr}");
+    assert!(!sb.state.join("breaker/days.state").exists());
+}

@@ -162,7 +162,13 @@ fn the_api_needs_the_one_time_link_and_a_session_header() {
     let (_, status_json, _) = sb.run(&["breaker", "status", "--json"], "");
     let status: Value = serde_json::from_str(&status_json).unwrap();
     assert_eq!(status["position"], "stopped", "{status_json}");
-    assert!(status_json.contains("operator ann, from the dashboard"), "{status_json}");
+    assert!(status_json.contains("tripped by hand by ann: r (from the dashboard)"), "{status_json}");
+    // The audit event names the operator whose passphrase was checked as the actor.
+    let (_, tail, _) = sb.run(&["audit", "tail", "--json", "-n", "1"], "");
+    let trip: Value = serde_json::from_str(tail.lines().last().unwrap()).unwrap();
+    assert_eq!(trip["kind"], "breaker-manual-trip", "{tail}");
+    assert_eq!(trip["details"]["actor"], "ann", "{tail}");
+    assert_eq!(trip["details"]["operator"], "ann", "{tail}");
     // Every other action, with the CLI's audit events.
     let act = |body: Value| {
         let mut r = a

@@ -144,14 +144,14 @@ fn operator(db: &Db) -> (Sandbox, String) {
     ));
     let (code, out, err) = op.run(&["fleet", "status", "--json"], "");
     assert_eq!(code, 0, "{err}");
-    let key = serde_json::from_str::<Value>(&out).unwrap()["operator_key"].as_str().map(str::to_string);
-    let key = key.unwrap_or_else(|| {
-        // No key yet: signing once makes it.
-        let (code, _, err) = op.run(&["audit", "checkpoint"], "");
-        assert_eq!(code, 0, "{err}");
-        let (_, out, _) = op.run(&["fleet", "status", "--json"], "");
-        serde_json::from_str::<Value>(&out).unwrap()["operator_key"].as_str().unwrap().to_string()
-    });
+    // A fresh state home prints the key to pin at once (it is made on first use).
+    let key = serde_json::from_str::<Value>(&out).unwrap()["operator_key"].as_str().unwrap().to_string();
+    assert_eq!(key.len(), 64, "{out}");
+    let (_, text, _) = op.run(&["fleet", "status"], "");
+    assert!(
+        text.contains(&format!("this state home's key (pin it in operator_keys to let it lift positions): {key}")),
+        "{text}"
+    );
     (op, key)
 }
 

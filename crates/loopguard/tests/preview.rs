@@ -221,3 +221,57 @@ fn the_user_can_turn_the_hook_preview_off_but_a_project_policy_cannot() {
     sb.user_policy("[preview]\nin_hook = false\n");
     assert!(!ask("s3").contains("Preview:"));
 }
+
+/// A preview is advice: one that outlives its budget — here a command under `timeout`, which
+/// puts itself in a process group of its own — is cut off, the call is decided without it, and
+/// nothing it started is left running.
+#[test]
+fn a_preview_that_overruns_is_cut_off_with_everything_it_started() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut sb = Sandbox::new();
+    project(&sb);
+    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
+    let git = |args: &[&str]| common::git(&sb.ws, args);
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    sb.write("src/main.rs", "fn main() { println!(\"unsaved work\"); }\n");
+    // A `git` whose checkout hangs (everything else is the real git, which the hook also asks).
+    let real =
+        String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout)
+            .unwrap();
+    let marker = format!("{}", 40_000 + std::process::id() % 20_000);
+    let bin = sb.root.path().join("slowbin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("git"),
+        format!("#!/bin/sh\nif [ \"$1\" = checkout ]; then exec sleep {marker}; fi\nexec {} \"$@\"\n", real.trim()),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("git"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    sb.extra_env.push(("PATH".into(), format!("{}:{}", bin.display(), std::env::var("PATH").unwrap())));
+    let ev = json!({
+        "session_id": "s", "transcript_path": sb.root.path().join("s.jsonl"), "cwd": sb.ws,
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": { "command": "timeout 120 git checkout -- src/main.rs" }, "tool_use_id": "toolu_1"
+    });
+    // A deadline far beyond the preview's budget: the answer must come from the gate, not the
+    // watchdog, however loaded the machine is.
+    let out = sb.hook_with(&["--deadline-ms", "20000"], ev.to_string().as_bytes());
+    let (v, r) = common::decision(&out).unwrap();
+    assert_eq!(v, "ask", "{r}");
+    assert!(!r.contains("hook-deadline-exceeded"), "{r}");
+    // Nothing the preview started outlives it (the kernel ends its PID namespace).
+    let alive = || {
+        std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == format!("sleep {marker}"))
+        })
+    };
+    let t = std::time::Instant::now();
+    while alive() && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(), "a process the preview started is still running");
+    assert!(std::fs::read_to_string(sb.ws.join("src/main.rs")).unwrap().contains("unsaved work"));
+}

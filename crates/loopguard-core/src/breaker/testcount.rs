@@ -31,6 +31,12 @@ struct Patterns {
     attr: Regex,
 }
 
+/// Whether the test-summary patterns compile in this build (`loopguard selftest` asks: if they
+/// did not, no test run would ever be recognised).
+pub fn patterns_compile() -> bool {
+    patterns().is_some()
+}
+
 fn patterns() -> Option<&'static Patterns> {
     static P: OnceLock<Option<Patterns>> = OnceLock::new();
     // The patterns are constants and a test compiles them; if one ever failed, no output would be

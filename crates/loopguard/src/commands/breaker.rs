@@ -24,7 +24,7 @@ pub fn run(env: &Env, command: BreakerCommand) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         BreakerCommand::Trip { to, reason } => {
-            print!("{}", control::trip(&t, &to, &reason)?);
+            print!("{}", control::trip(&t, &to, &reason, None)?);
             Ok(ExitCode::SUCCESS)
         }
         BreakerCommand::Flush { quiet } => {

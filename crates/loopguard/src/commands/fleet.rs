@@ -36,7 +36,13 @@ pub fn run(env: &Env, command: FleetCommand) -> Result<ExitCode, String> {
         }
         FleetCommand::Status { json } => {
             let mirror = loopguard::fleet::agent::mirror(&state, &m)?;
-            let key = loopguard::keys::trusted(&state)?.map(|k| loopguard_audit::hex(k.as_bytes()));
+            // The key this state home signs with, created now if nothing has signed yet: an
+            // operator's first step is to pin it.
+            let key = match loopguard::keys::trusted(&state)? {
+                Some(k) => k,
+                None => loopguard::keys::signing(&state)?.verifying_key(),
+            };
+            let key = Some(loopguard_audit::hex(key.as_bytes()));
             let cap = mirror.cap(m.settings.group.as_deref()).map(|(p, s)| (p.as_str(), s.version, s.reason.clone()));
             if json {
                 let v = serde_json::json!({ "fleet": m.settings.name, "host": m.host, "group": m.settings.group,

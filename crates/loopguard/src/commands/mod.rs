@@ -53,6 +53,22 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         // Served by `loopguard-console` (web server, database client): the hook's binary links
         // neither, and starts faster for it.
         Command::Fleet { .. } | Command::Dashboard(_) => console::delegate(),
+        Command::Selftest(args) => {
+            let report = loopguard::selftest::run(&env, &cwd()?);
+            if args.json {
+                let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+                println!("{text}");
+            } else {
+                print!("{}", report.render());
+            }
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Decide => {
+            let stdin = std::io::stdin().lock();
+            let mut out = std::io::stdout().lock();
+            loopguard::decide::serve(stdin, &mut out).map_err(|e| format!("decide: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo => {
             let mut out = std::io::stdout().lock();
             let ok = loopguard::demo::run(&mut out).map_err(|e| format!("demo failed: {e}"))?;

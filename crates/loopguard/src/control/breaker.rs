@@ -306,8 +306,10 @@ pub fn reset(
 }
 
 /// `breaker trip --to ACTION`: a human caps the agent by hand (making things stricter needs no
-/// passphrase; the gate still keeps agents from running it).
-pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
+/// passphrase; the gate still keeps agents from running it). `operator`: the operator whose
+/// passphrase was checked (the dashboard), recorded as the actor; else the login user.
+pub fn trip(t: &Target, to: &str, reason: &str, operator: Option<&str>) -> Result<String, String> {
+    let who = operator.map_or_else(actor, str::to_string);
     let action = TripAction::parse(to)
         .ok_or_else(|| format!("--to must be require_approval, pr_only, read_only or stop, found `{to}`"))?;
     let n = now();
@@ -320,7 +322,7 @@ pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
             action,
             value: None,
             threshold: 0.0,
-            reason: format!("tripped by hand by {}: {reason}", actor()),
+            reason: format!("tripped by hand by {who}: {reason}"),
             session: "human".into(),
             at: n,
             cooldown_until: n,
@@ -335,9 +337,8 @@ pub fn trip(t: &Target, to: &str, reason: &str) -> Result<String, String> {
         Ok(state)
     })?;
     let mut e = NewEvent::new("", EventKind::BreakerManualTrip);
-    e.details = Some(
-        json!({ "actor": actor(), "reason": reason, "action": action.as_str(), "position": state.position.as_str() }),
-    );
+    e.details = Some(json!({ "actor": who, "operator": operator, "reason": reason, "action": action.as_str(),
+            "position": state.position.as_str() }));
     t.log().append(e).map_err(|e| format!("tripped, but the audit event failed: {e}"))?;
     Ok(format!("breaker of {} is now {}\n", t.workspace.display(), state.position.as_str()))
 }

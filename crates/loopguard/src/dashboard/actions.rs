@@ -70,8 +70,8 @@ pub fn perform(env: &Env, t: &Target, r: &ActionRequest) -> Result<String, Refus
             if r.reason.trim().is_empty() {
                 return Err(Refused::Other("say why the breaker is tripped".into()));
             }
-            let reason = format!("{} (operator {}, from the dashboard)", r.reason, r.operator);
-            control::trip(t, need(&r.to, "the position")?, &reason)
+            let reason = format!("{} (from the dashboard)", r.reason);
+            control::trip(t, need(&r.to, "the position")?, &reason, Some(&r.operator))
         }
         "reset" => control::reset(env, t, &r.operator, &r.reason, r.to.as_deref().filter(|s| !s.is_empty()), &mut s),
         "grant" => control::grant_add(

@@ -80,11 +80,12 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
     let exe = found.first().map(|f| f.binary.clone()).or_else(|| std::env::current_exe().ok());
     report.push(
         "sample deny",
-        match exe {
-            Some(exe) => sample_deny(&exe, host, &workspace),
+        match &exe {
+            Some(exe) => sample_deny(exe, host, &workspace),
             None => Err("cannot find a loopguard binary to test".into()),
         },
     );
+    report.push("selftest", super::selftest(exe.as_deref(), &workspace));
     report.push("host calls loopguard", check_called(env, &workspace, host));
     report
 }

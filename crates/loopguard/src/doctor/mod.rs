@@ -67,12 +67,45 @@ pub fn run(env: &Env, cwd: &Path) -> Report {
     let exe = binary.or_else(|| std::env::current_exe().ok());
     report.push(
         "sample deny",
-        match exe {
-            Some(exe) => sample_deny(&exe, &workspace),
+        match &exe {
+            Some(exe) => sample_deny(exe, &workspace),
             None => Err("cannot find a loopguard binary to test".into()),
         },
     );
+    report.push("selftest", selftest(exe.as_deref(), &workspace));
     report
+}
+
+/// Runs `selftest` in the binary the hooks run (its patterns, packs, secret rules and a fixed
+/// set of decisions, as that binary was built), in the workspace with this environment.
+pub(crate) fn selftest(exe: Option<&Path>, workspace: &Path) -> Result<String, String> {
+    let exe = exe.ok_or("cannot find a loopguard binary to test")?;
+    let out = Command::new(exe)
+        .args(["selftest", "--json"])
+        .current_dir(workspace)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let report: Value = serde_json::from_slice(&out.stdout).map_err(|_| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        format!("{} selftest gave no report (too old a binary?): {}", exe.display(), err.trim())
+    })?;
+    let checks = report["checks"].as_array().cloned().unwrap_or_default();
+    let checked: u64 = checks.iter().filter_map(|c| c["checked"].as_u64()).sum();
+    let problems: Vec<String> = checks
+        .iter()
+        .flat_map(|c| c["problems"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.as_str().map(String::from))
+        .collect();
+    match (out.status.success(), problems.first()) {
+        (true, None) if checked > 0 => Ok(format!("{checked} checks passed in {}", exe.display())),
+        (_, Some(first)) => Err(format!(
+            "{} problems in {} (run `loopguard selftest`); the first: {first}",
+            problems.len(),
+            exe.display()
+        )),
+        _ => Err(format!("{} selftest failed (exit {:?})", exe.display(), out.status.code())),
+    }
 }
 
 fn settings_files(env: &Env, workspace: &Path) -> Vec<PathBuf> {
