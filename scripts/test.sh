@@ -5,6 +5,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# System packages the tests need (Debian's): unshare and ip for the loopback-only namespaces of
+# the end-to-end tests, strace for the differential test, Chromium and ChromeDriver for the
+# dashboard's browser tests, PostgreSQL for the fleet tests, and Debian's package lists (Go is
+# unpacked from them below). Installed here when missing, so this one command sets up a fresh
+# machine; where it cannot (not root, or no apt-get) it names the command to run and stops.
+need=()
+command -v unshare >/dev/null || need+=(util-linux)
+command -v ip >/dev/null || need+=(iproute2)
+command -v strace >/dev/null || need+=(strace)
+command -v chromium >/dev/null || need+=(chromium)
+command -v chromedriver >/dev/null || need+=(chromium-driver)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+lists_missing() { ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; }
+if [ "${#need[@]}" -gt 0 ] || lists_missing; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "scripts/test.sh: installing ${need[*]:-the package lists}" >&2
+    apt-get update -qq
+    if [ "${#need[@]}" -gt 0 ]; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >&2
+    fi
+  else
+    echo "scripts/test.sh: the tests need Debian packages that are not installed: ${need[*]:-(package lists)}" >&2
+    echo "run as root first: apt-get update && apt-get install -y ${need[*]:-}" >&2
+    exit 1
+  fi
+fi
+
 # The pinned host CLIs (oldest supported and newest), from the one place that names them.
 # shellcheck source=../tests/e2e/host-versions.env
 . tests/e2e/host-versions.env

@@ -7,9 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
+use loopguard_core::Verdict;
 use loopguard_core::packs::BUILTIN_PACKS;
-use loopguard_core::policy::LayerKind;
-use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::path::Path;
@@ -123,9 +122,13 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
     assert!(git.unwrap().success());
     let ids: Vec<String> = BUILTIN_PACKS.iter().map(|b| format!("\"{}\"", b.id)).collect();
     let user = format!("[packs]\nenable = [{}]\n", ids.join(", "));
-    let policy = Policy::from_layers(&[(LayerKind::User, "user.toml".into(), user)]).unwrap();
-    let gate = Gate::new(&policy);
-    let ctx = Context::new(&ws).with_worktree(common::worktree()).with_home(Some(&home)).with_confinement(true);
+    let decider = common::Decider::new();
+    let params = common::Params {
+        home: Some(home.clone()),
+        confinement: true,
+        policy: Some(("user.toml".into(), user)),
+        ..common::Params::new(&ws)
+    };
 
     let listed: HashMap<(String, String), (String, String)> = data("on-purpose.tsv")
         .lines()
@@ -146,18 +149,15 @@ fn dcg_corpus_disagreements_are_all_on_purpose() {
         if location_dependent(raw) {
             continue;
         }
-        let call = {
-            let command = unescape(raw);
-            ToolCall::new(
-                "Bash",
-                loopguard_core::Action::Shell { command: command.clone() },
-                serde_json::json!({ "command": command }),
-                &ws,
-            )
-        };
-        let d = gate.evaluate(&call, &ctx);
-        let block = d.verdict() != Verdict::Allow;
-        let code = d.reasons().first().map_or("-", |r| r.code.as_str()).to_string();
+        let command = unescape(raw);
+        let d = decider.decide(
+            &params,
+            "Bash",
+            loopguard_core::Action::Shell { command: command.clone() },
+            serde_json::json!({ "command": command }),
+        );
+        let block = d.verdict != Verdict::Allow;
+        let code = d.first_code().to_string();
         let disagreement = match (expect, block) {
             ("block", b) => {
                 block_rows += 1;

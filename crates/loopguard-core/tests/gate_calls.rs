@@ -6,8 +6,7 @@
 
 mod common;
 
-use loopguard_core::policy::LayerKind;
-use loopguard_core::{Action, Change, Context, Edit, ExecutionMode, Gate, Policy, ToolCall, Verdict};
+use loopguard_core::{Action, Change, Edit, ExecutionMode, Verdict};
 use loopguard_test_support::{Failures, tsv};
 use std::path::Path;
 
@@ -77,6 +76,7 @@ fn every_kind_of_call_in_every_mode() {
     assert!(git.unwrap().success());
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calls");
     let state = root.path().join("state");
+    let decider = common::Decider::new();
     let mut failures = Failures::new();
     let mut n = 0;
     for file in tsv::files(&dir).unwrap() {
@@ -92,26 +92,27 @@ fn every_kind_of_call_in_every_mode() {
                 continue;
             };
             let policy = match row.get(3) {
-                "-" => Policy::builtin(),
+                "-" => None,
                 f => {
                     let path = dir.join(f);
                     let text = std::fs::read_to_string(&path).unwrap();
-                    Policy::from_layers(&[(LayerKind::User, path, text)]).unwrap()
+                    Some((path, text))
                 }
             };
-            let ctx = Context::new(&ws)
-                .with_home(Some(&home))
-                .with_mode(m)
-                .with_protected(Some(&state), None)
-                .with_worktree(common::worktree());
-            let call = ToolCall::new(row.get(4), act.clone(), input(&act), &ws);
-            let d = Gate::new(&policy).evaluate(&call, &ctx);
+            let params = common::Params {
+                home: Some(home.clone()),
+                mode: m,
+                state: Some(state.clone()),
+                policy,
+                ..common::Params::new(&ws)
+            };
+            let d = decider.decide(&params, row.get(4), act.clone(), input(&act));
             let (verdict, code) = (row.get(0), row.get(1));
             let verdict_ok = match verdict {
-                "block" => d.verdict() != Verdict::Allow,
-                v => Verdict::parse(v).is_some_and(|v| v == d.verdict()),
+                "block" => d.verdict != Verdict::Allow,
+                v => Verdict::parse(v).is_some_and(|v| v == d.verdict),
             };
-            let got = d.reasons().first().map_or("-", |r| r.code.as_str());
+            let got = d.first_code();
             if !verdict_ok || (code != "*" && got != code) {
                 failures.at(
                     &row,
@@ -119,8 +120,8 @@ fn every_kind_of_call_in_every_mode() {
                         "{} {}: want {verdict} {code}, got {} {got} ({})",
                         row.get(2),
                         row.get(5),
-                        d.verdict().as_str(),
-                        d.explain().replace('\n', " ")
+                        d.verdict.as_str(),
+                        d.explain.replace('\n', " ")
                     ),
                 );
             }

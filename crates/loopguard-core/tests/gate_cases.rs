@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
-use loopguard_core::{Context, Gate, Policy, ToolCall, Verdict};
+use loopguard_core::Verdict;
 use loopguard_test_support::{Failures, tsv};
 use std::path::Path;
 
@@ -30,16 +30,17 @@ fn shell_fixture_cases() {
         std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
         std::fs::write(ws.join(f), text.as_str().unwrap()).unwrap();
     }
-    let policy = Policy::builtin();
-    let gate = Gate::new(&policy);
     let state = root.path().join("state");
     let user_policy = home.join(".config/loopguard/policy.toml");
     // Unattended, with the kernel sandbox in use (the default where the kernel can confine).
-    let ctx = Context::new(&ws)
-        .with_worktree(common::worktree())
-        .with_home(Some(&home))
-        .with_protected(Some(&state), Some(&user_policy))
-        .with_confinement(true);
+    let decider = common::Decider::new();
+    let params = common::Params {
+        home: Some(home.clone()),
+        state: Some(state.clone()),
+        user_policy: Some(user_policy),
+        confinement: true,
+        ..common::Params::new(&ws)
+    };
     let mut failures = Failures::new();
     let mut rows = 0;
     for file in tsv::files(&dir).unwrap() {
@@ -51,32 +52,31 @@ fn shell_fixture_cases() {
                 .replace("{home}", home.to_str().unwrap())
                 .replace("{out}", out.to_str().unwrap())
                 .replace("{state}", state.to_str().unwrap());
-            let call = ToolCall::new(
+            let d = decider.decide(
+                &params,
                 "Bash",
                 loopguard_core::Action::Shell { command: cmd.to_string() },
                 serde_json::json!({ "command": cmd }),
-                &ws,
             );
-            let d = gate.evaluate(&call, &ctx);
             // `block`: ask or deny; `confine`: allowed only inside the sandbox; `allow`: allowed
             // and understood (no confinement needed); `*`: any first reason code.
             let verdict_ok = match verdict {
-                "block" => d.verdict() != Verdict::Allow,
-                "confine" => d.verdict() == Verdict::Allow && d.must_confine(),
-                "allow" => d.verdict() == Verdict::Allow && !d.must_confine(),
-                "pass" => d.verdict() == Verdict::Allow,
-                v => d.verdict() == Verdict::parse(v).unwrap(),
+                "block" => d.verdict != Verdict::Allow,
+                "confine" => d.verdict == Verdict::Allow && d.confine,
+                "allow" => d.verdict == Verdict::Allow && !d.confine,
+                "pass" => d.verdict == Verdict::Allow,
+                v => d.verdict == Verdict::parse(v).unwrap(),
             };
-            let got_code = d.reasons().first().map_or("-", |r| r.code.as_str());
+            let got_code = d.first_code();
             if !verdict_ok || (code != "*" && got_code != code) {
                 failures.at(
                     &row,
                     format_args!(
                         "`{}`: want {verdict} {code}, got {}{} {got_code} ({})",
                         cmd.escape_debug(),
-                        d.verdict().as_str(),
-                        if d.must_confine() { " (confined)" } else { "" },
-                        d.explain().replace('\n', " ")
+                        d.verdict.as_str(),
+                        if d.confine { " (confined)" } else { "" },
+                        d.explain.replace('\n', " ")
                     ),
                 );
             }
