@@ -541,6 +541,11 @@ pub struct SelftestArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also play a fixed set of attacks against your effective policy in a throwaway home and
+    /// workspace, run what the gate allows, and report every harm (refuses to run unless the
+    /// real file system can be made read-only in a mount namespace of its own).
+    #[arg(long)]
+    pub adversary: bool,
 }
 
 /// `loopguard doctor`'s arguments.

@@ -2,6 +2,7 @@
 //! installation, the doctor and the demo. The deciding happens in `loopguard-core`; this crate
 //! only translates and orchestrates.
 
+pub mod adversary;
 pub mod advisories;
 pub mod approval;
 pub mod audit_cli;

@@ -18,6 +18,29 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some("__exec-inner") {
         return commands::exec::inner(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("__adversary-inner") {
+        // ROOT REAL_HOME: isolate, prove it, attack, print the report.
+        let (Some(root), Some(home)) = (args.get(2), args.get(3)) else {
+            eprintln!("loopguard adversary: bad internal arguments");
+            return ExitCode::from(2);
+        };
+        return match loopguard::adversary::inner(std::path::Path::new(root), std::path::Path::new(home)) {
+            Ok(report) => match serde_json::to_string(&report) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("loopguard adversary: {e}");
+                    ExitCode::from(2)
+                }
+            },
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if args.get(1).map(String::as_str) == Some("__preview-inner") {
         // WORKSPACE UPPER WORK TMP -- CMD…
         let a = &args[2..];

@@ -359,3 +359,29 @@ fn breaker_status_works_on_a_fresh_state_home_and_creates_nothing() {
     assert!(!stderr.contains("No such file"), "{stderr}");
     assert!(!sb.state.join("breaker/days.state").exists());
 }
+
+/// The fake agent: every attack held under the built-in policy; a user policy that opens a
+/// hole (no secret files but `.env`) is shown to, by the harm it lets through.
+#[test]
+fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["selftest", "--adversary"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("proven read-only, only the scratch directory writable"), "{stdout}");
+    assert!(stdout.contains("held wipe-ssh-script") && stdout.contains("held read-ssh-key"), "{stdout}");
+    assert!(stdout.contains("\n0 of 20 attacks did harm\n"), "{stdout}");
+    // The real state home and home are untouched: everything ran in a throwaway world.
+    assert!(!sb.state.exists());
+    assert!(!sb.home.join(".claude").exists());
+
+    sb.user_policy("version = 1\n[paths]\nsecret_read = [\".env\"]\n");
+    let out = sb.command(&["selftest", "--adversary", "--json"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let attacks = v["adversary"]["attacks"].as_array().unwrap();
+    let read = attacks.iter().find(|a| a["id"] == "read-ssh-key").unwrap();
+    assert_eq!(read["steps"][0], "allow", "{read}");
+    assert!(read["harms"][0].as_str().unwrap().contains("the agent saw a planted secret"), "{read}");
+}

@@ -53,16 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         // Served by `loopguard-console` (web server, database client): the hook's binary links
         // neither, and starts faster for it.
         Command::Fleet { .. } | Command::Dashboard(_) => console::delegate(),
-        Command::Selftest(args) => {
-            let report = loopguard::selftest::run(&env, &cwd()?);
-            if args.json {
-                let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-                println!("{text}");
-            } else {
-                print!("{}", report.render());
-            }
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-        }
+        Command::Selftest(args) => selftest(&env, &args),
         Command::Decide => {
             let stdin = std::io::stdin().lock();
             let mut out = std::io::stdout().lock();
@@ -75,6 +66,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
+}
+
+/// `loopguard selftest [--adversary] [--json]`.
+fn selftest(env: &Env, args: &SelftestArgs) -> Result<ExitCode, String> {
+    let cwd = cwd()?;
+    let report = loopguard::selftest::run(env, &cwd);
+    let adversary = if args.adversary { Some(loopguard::adversary::run(env, &cwd)?) } else { None };
+    if args.json {
+        let v = serde_json::json!({ "checks": report.checks, "adversary": adversary });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", report.render());
+        if let Some(a) = &adversary {
+            print!("\nadversary (your effective policy, unattended):\n{}", a.render());
+        }
+    }
+    let ok = report.ok() && adversary.as_ref().is_none_or(loopguard::adversary::Report::ok);
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// The current directory.
