@@ -183,6 +183,11 @@ const RUNS_LATER_FILES: &[&str] = &[
     "direnvrc",
 ];
 
+/// Extensions of code in a language other than shell. (Configuration — YAML, JSON, TOML — is
+/// not here: workflows, `package.json` scripts and task files carry shell commands.)
+const NON_SHELL_EXTENSIONS: &[&str] =
+    &["py", "js", "mjs", "cjs", "ts", "rb", "pl", "pm", "php", "lua", "ps1", "gradle", "kts", "cmake"];
+
 /// Whether a path is one tools run or load later by themselves.
 fn runs_later_path(path: &Path, workspace: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -2842,7 +2847,14 @@ impl Analysis<'_> {
             );
             return;
         }
-        if let Some((suffix, message)) = self.deny_in_text(text, true) {
+        // The text is read as what the file is: a shell script's (or a recipe's, a hook's) lines
+        // are commands, so one that runs code the analysis cannot see into counts; in a file of
+        // another language a suffix is only a string or a comment that might reach a shell, so
+        // only what the gate would deny counts (`# start at (0, 0)` in Python runs no `at`).
+        let shell_text = [".sh", ".bash", ".zsh"].iter().any(|e| name.ends_with(e))
+            || (runs_later_path(path, self.workspace())
+                && !name.rsplit_once('.').is_some_and(|(_, e)| NON_SHELL_EXTENSIONS.contains(&e)));
+        if let Some((suffix, message)) = self.deny_in_text(text, shell_text) {
             self.hidden(
                 if suffix.is_empty() {
                     format!("The command writes into `{name}`, which runs later, {message}.")
@@ -2857,6 +2869,7 @@ impl Analysis<'_> {
     /// The first command inside `text` — any line, any suffix from a word on, with punctuation
     /// that code and configuration wrap commands in (`{}()[]"',!\`, `key =`) taken away — that
     /// the gate would deny (or, with `hidden`, that runs code the analysis cannot see into).
+    /// Text too long to try whole is reported either way.
     fn deny_in_text(&self, text: &str, hidden: bool) -> Option<(String, String)> {
         // Every word start of every line is tried. Text too long to try whole is not understood:
         // reported as such (with `hidden`), never passed on a guess — padding must not hide a line.
@@ -2864,7 +2877,7 @@ impl Analysis<'_> {
         let mut budget = 4096;
         for (n, line) in text.lines().enumerate() {
             if n >= 2048 {
-                return hidden.then(|| (String::new(), "too many lines to check".to_string()));
+                return Some((String::new(), "too many lines to check".to_string()));
             }
             let line = line.trim_start_matches('\t').trim();
             let line = line
@@ -2893,7 +2906,7 @@ impl Analysis<'_> {
                 }
                 budget -= 1;
                 if budget == 0 {
-                    return hidden.then(|| (String::new(), "too much text to check".to_string()));
+                    return Some((String::new(), "too much text to check".to_string()));
                 }
                 let r = analyze_at(
                     suffix,
