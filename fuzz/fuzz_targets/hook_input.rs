@@ -10,11 +10,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, data)) = data.split_first() else { return };
     let dir = tempfile::tempdir().unwrap();
     let env = Env { loopguard_home: Some(dir.path().join("state")), home: Some(dir.path().to_path_buf()), ..Env::default() };
-    let out: HookOutcome = match pick % 5 {
+    let out: HookOutcome = match pick % 6 {
         0 => hosts::serve(hosts::claude_code::ClaudeCode, data, &env),
         1 => hosts::serve(hosts::codex::Codex, data, &env),
         2 => hosts::serve(hosts::gemini::Gemini, data, &env),
-        3 => hosts::serve(hosts::copilot::Copilot, data, &env),
+        3 => hosts::serve(hosts::copilot::Copilot::pascal(), data, &env),
+        5 => hosts::serve(hosts::copilot::Copilot::camel("preToolUse"), data, &env),
         _ => hosts::serve(hosts::cursor::Cursor, data, &env),
     };
     let _ = out.exit.code();
@@ -27,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    if out.exit == hosts::Exit::Block && pick % 5 == 1 {
+    if out.exit == hosts::Exit::Block && pick % 6 == 1 {
         // Codex shows stderr on exit 2 and fails open on a blank one.
         assert!(!out.stderr.trim().is_empty());
     }

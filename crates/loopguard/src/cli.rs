@@ -573,6 +573,20 @@ pub struct InstallArgs {
     /// Print the resulting settings instead of writing them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Copilot CLI only: register the events PascalCase (`PreToolUse`…, Copilot names the event
+    /// in its input) or camelCase (`preToolUse`…, the form GitHub documents; each command names
+    /// its event). Default: the form already in the file, else pascal.
+    #[arg(long, value_enum, conflicts_with = "all")]
+    pub form: Option<CopilotFormArg>,
+}
+
+/// `install copilot --form`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CopilotFormArg {
+    /// `PreToolUse`, `PostToolUse`, …
+    Pascal,
+    /// `preToolUse`, `postToolUse`, …
+    Camel,
 }
 
 /// `loopguard scan`'s arguments.

@@ -88,11 +88,21 @@ mod tests {
     #[test]
     fn hook_arguments() {
         use crate::cli::Host;
-        assert_eq!(parse_hook_args(&args(&["claude-code"])), Some((Host::ClaudeCode, 2000)));
-        assert_eq!(parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])), Some((Host::ClaudeCode, 500)));
-        assert_eq!(parse_hook_args(&args(&["codex", "--deadline-ms=750"])), Some((Host::Codex, 750)));
+        assert_eq!(parse_hook_args(&args(&["claude-code"])), Some((Host::ClaudeCode, 2000, None)));
+        assert_eq!(
+            parse_hook_args(&args(&["claude-code", "--deadline-ms", "500"])),
+            Some((Host::ClaudeCode, 500, None))
+        );
+        assert_eq!(parse_hook_args(&args(&["codex", "--deadline-ms=750"])), Some((Host::Codex, 750, None)));
+        let camel = Some((Host::Copilot, 2000, Some("preToolUse".to_string())));
+        assert_eq!(parse_hook_args(&args(&["copilot", "--event", "preToolUse"])), camel);
+        assert_eq!(parse_hook_args(&args(&["copilot", "--event=preToolUse"])), camel);
+        assert_eq!(
+            parse_hook_args(&args(&["copilot", "--event", "agentStop", "--deadline-ms", "300"])),
+            Some((Host::Copilot, 300, Some("agentStop".to_string())))
+        );
         for host in Host::ALL {
-            assert_eq!(parse_hook_args(&args(&[host.name()])).map(|(h, _)| h), Some(host));
+            assert_eq!(parse_hook_args(&args(&[host.name()])).map(|(h, _, _)| h), Some(host));
         }
         for bad in [
             &[][..],
@@ -103,6 +113,12 @@ mod tests {
             &["claude-code", "--deadline-ms", "x"],
             &["claude-code", "extra"],
             &["claude-code", "--deadline-ms", "99999999"],
+            &["claude-code", "--deadline-ms", "500", "--deadline-ms", "600"],
+            // `--event` is for Copilot's camelCase hooks only, once, and names something.
+            &["claude-code", "--event", "PreToolUse"],
+            &["copilot", "--event"],
+            &["copilot", "--event="],
+            &["copilot", "--event", "preToolUse", "--event", "postToolUse"],
         ] {
             assert_eq!(parse_hook_args(&args(bad)), None, "{bad:?}");
         }

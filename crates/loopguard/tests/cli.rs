@@ -250,6 +250,57 @@ fn each_host_installs_idempotently_and_doctor_proves_the_host_calls() {
     }
 }
 
+/// Copilot's camelCase form: `install copilot --form camel` registers each event with its name
+/// on the command line, installing again keeps the form, `doctor` checks it in that form (its
+/// sample deny in the camelCase protocol) and a camelCase call counts as Copilot calling. A
+/// camelCase entry that does not name its event (every call there denied) fails the check.
+#[test]
+fn copilot_camel_form_installs_and_doctor_checks_it_in_that_form() {
+    let sb = Sandbox::new();
+    let out = sb.command(&["install", "copilot", "--form", "camel"]).output().unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.contains("camelCase"), "{:?}", text(&out));
+    let path = sb.home.join(".copilot/hooks/loopguard.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cmd = v["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
+    assert!(cmd.ends_with(" hook copilot --event preToolUse"), "{v}");
+    assert!(v["hooks"].get("PreToolUse").is_none(), "{v}");
+    let again = sb.command(&["install", "copilot"]).output().unwrap();
+    assert!(text(&again).0.contains("nothing changed"), "{:?}", text(&again));
+    assert!(!sb.command(&["install", "codex", "--form", "camel"]).output().unwrap().status.success());
+
+    let doc = sb.command(&["doctor", "copilot"]).output().unwrap();
+    let out = text(&doc).0;
+    assert!(out.contains("ok   hooks: all 7 events hooked in") && out.contains("(camel form)"), "{out}");
+    assert!(
+        out.contains("ok   sample deny: `rm -rf /` is denied by") && out.contains("(camelCase registration)"),
+        "{out}"
+    );
+    assert!(out.contains("FAIL host calls loopguard: no call from"), "{out}");
+    let call = serde_json::json!({"sessionId": "s", "timestamp": 1, "cwd": sb.ws, "toolName": "bash", "toolArgs": {"command": "ls"}});
+    let o = sb.run_hook("copilot", &["--event", "preToolUse"], call.to_string().as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", sb.render(&o));
+    let doc = sb.command(&["doctor", "copilot"]).output().unwrap();
+    assert_eq!(doc.status.code(), Some(0), "{}", text(&doc).0);
+
+    // A camelCase entry without `--event`: every call there is denied `hook-input-invalid`.
+    let broken = std::fs::read_to_string(&path).unwrap().replace(" --event preToolUse\"", "\"");
+    std::fs::write(&path, broken).unwrap();
+    let doc = sb.command(&["doctor", "copilot"]).output().unwrap();
+    let out = text(&doc).0;
+    assert!(out.contains("FAIL hooks: the preToolUse hook in") && out.contains("does not name its event"), "{out}");
+    // Both forms at once: every call decided twice.
+    assert!(
+        sb.command(&["install", "copilot", "--form", "pascal", "--settings"])
+            .arg(sb.home.join(".copilot/hooks/other.json"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = text(&sb.command(&["doctor", "copilot"]).output().unwrap()).0;
+    assert!(out.contains("both PascalCase and camelCase"), "{out}");
+}
+
 /// An edited hook is no longer trusted by Codex (which would skip it silently): doctor says so.
 #[test]
 fn doctor_catches_a_codex_hook_edited_since_it_was_trusted() {

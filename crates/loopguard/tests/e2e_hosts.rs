@@ -24,6 +24,8 @@ struct Cli {
     shell: fn(&str) -> Value,
     /// The host blocks the call when its hook crashes (exit 1).
     crash_blocks: bool,
+    /// What `loopguard install <host>` is given besides (Copilot's `--form camel`).
+    install: &'static [&'static str],
 }
 
 fn cli(host: &'static str, key: &str) -> Option<Cli> {
@@ -48,7 +50,12 @@ fn cli(host: &'static str, key: &str) -> Option<Cli> {
         _ => |c| json!({"tool": "bash", "input": {"command": c, "description": "step"}}),
     };
     // As observed (docs/hosts/<host>.md): only Copilot blocks a call whose hook exits 1.
-    Some(Cli { host, bin, shell, crash_blocks: host == "copilot" })
+    Some(Cli { host, bin, shell, crash_blocks: host == "copilot", install: &[] })
+}
+
+/// Copilot with its hooks registered camelCase (`install copilot --form camel`).
+fn camel(key: &str) -> Option<Cli> {
+    cli("copilot", key).map(|c| Cli { install: &["--form", "camel"], ..c })
 }
 
 /// Every scenario, once per host and pinned version (a version pinned as both oldest and newest
@@ -64,6 +71,9 @@ macro_rules! on_every_host {
         mod copilot {
             $( #[test] fn $name() { if let Some(c) = super::cli("copilot", "COPILOT_NEWEST") { super::$name(&c) } } )*
         }
+        mod copilot_camel {
+            $( #[test] fn $name() { if let Some(c) = super::camel("COPILOT_NEWEST") { super::$name(&c) } } )*
+        }
         mod oldest {
             $( #[test] fn $name() {
                 for (host, old, new) in [
@@ -74,6 +84,9 @@ macro_rules! on_every_host {
                     if super::pinned(old) != super::pinned(new) {
                         if let Some(c) = super::cli(host, old) { super::$name(&c) }
                     }
+                }
+                if super::pinned("COPILOT_OLDEST") != super::pinned("COPILOT_NEWEST") {
+                    if let Some(c) = super::camel("COPILOT_OLDEST") { super::$name(&c) }
                 }
             } )*
         }
@@ -86,6 +99,33 @@ on_every_host!(
     a_crashing_hook_is_handled_as_the_host_allows,
     a_stuck_loopguard_answers_deny_at_its_deadline,
 );
+
+/// Copilot only, in both registration forms, each pinned version (a version pinned as both
+/// oldest and newest runs once): an allowed shell call runs with the rewritten arguments, and a
+/// secret in a file read with `view` (not a shell call: no `loopguard exec` to redact it) is
+/// replaced in the result (`modifiedResult`).
+mod copilot_forms {
+    fn each(key: &str, scenario: fn(&super::Cli)) {
+        for c in [super::cli("copilot", key), super::camel(key)].into_iter().flatten() {
+            scenario(&c)
+        }
+    }
+    #[test]
+    fn a_confined_call_runs_inside_loopguard_exec() {
+        each("COPILOT_NEWEST", super::a_confined_call_runs_inside_loopguard_exec)
+    }
+    #[test]
+    fn a_secret_in_a_viewed_file_does_not_reach_the_model() {
+        each("COPILOT_NEWEST", super::a_secret_in_a_viewed_file_does_not_reach_the_model)
+    }
+    #[test]
+    fn oldest() {
+        if super::pinned("COPILOT_OLDEST") != super::pinned("COPILOT_NEWEST") {
+            each("COPILOT_OLDEST", super::a_confined_call_runs_inside_loopguard_exec);
+            each("COPILOT_OLDEST", super::a_secret_in_a_viewed_file_does_not_reach_the_model);
+        }
+    }
+}
 
 struct Run {
     /// Every request the model API received.
@@ -131,6 +171,7 @@ fn run_host(sb: &Sandbox, cli: &Cli, script: Value, exe: &Path, edit: impl FnOnc
     std::fs::create_dir_all(sb.home.join(".codex")).unwrap();
     let mut inst = Command::new(exe);
     inst.args(["install", cli.host])
+        .args(cli.install)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &sb.home)
@@ -139,6 +180,11 @@ fn run_host(sb: &Sandbox, cli: &Cli, script: Value, exe: &Path, edit: impl FnOnc
         .current_dir(&sb.ws);
     let inst = inst.output().unwrap();
     assert!(inst.status.success(), "{}", String::from_utf8_lossy(&inst.stderr));
+    if cli.install.contains(&"camel") {
+        // Registered camelCase, so Copilot sends the payload with no event name in it.
+        let hooks = std::fs::read_to_string(sb.home.join(".copilot/hooks/loopguard.json")).unwrap();
+        assert!(hooks.contains("\"preToolUse\"") && !hooks.contains("\"PreToolUse\""), "{hooks}");
+    }
     edit();
     let out = sb.root.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
@@ -284,4 +330,59 @@ fn a_stuck_loopguard_answers_deny_at_its_deadline(cli: &Cli) {
     // The model was told why, in the host's words around loopguard's reason.
     let seen = run.seen_by_model();
     assert!(seen.contains("[hook-deadline-exceeded]"), "{}: {seen}", cli.host);
+}
+
+/// An allowed shell call runs confined: Copilot runs the arguments loopguard rewrote
+/// (`hookSpecificOutput.updatedInput` PascalCase, `modifiedArgs` camelCase), so the command runs
+/// inside `loopguard exec`, whose kernel sandbox refuses a write outside the workspace that the
+/// analysis cannot see (a copy through a Python library), while a write inside goes through.
+fn a_confined_call_runs_inside_loopguard_exec(cli: &Cli) {
+    let sb = Sandbox::new();
+    // Outside the workspace and outside /tmp.
+    let outside_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_dir.path().join("escaped.txt");
+    let sneaky = format!("python3 -c \"import shutil; shutil.copyfile('/etc/hostname', '{}')\"", outside.display());
+    let run = run_host(
+        &sb,
+        cli,
+        json!([(cli.shell)(&sneaky), (cli.shell)("echo hi > inside.txt"), {"text": "finished"}]),
+        Path::new(env!("CARGO_BIN_EXE_loopguard")),
+        || {},
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.ws.join("inside.txt")).unwrap_or_default(),
+        "hi\n",
+        "{:?}: the confined echo did not run; {}",
+        cli.install,
+        run.stderr
+    );
+    assert!(!outside.exists(), "{}: the write escaped: the call ran unconfined; {}", cli.host, run.stderr);
+    // The python call was allowed (confined), ran, and the kernel refused its write: Python's
+    // own error, not Copilot's permission layer ("no interactive user response") nor a hook deny.
+    let seen = run.seen_by_model();
+    assert!(seen.contains("PermissionError") && seen.contains("Permission denied"), "{}: {seen}", cli.host);
+    assert!(!seen.contains("no interactive user response") && !seen.contains("Denied by preToolUse hook"), "{seen}");
+    let (_, tail, _) = sb.run(&["audit", "tail", "--all", "--json"], "");
+    let allowed = tail
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["kind"] == "pre-tool-use" && e["decision"] == "allow")
+        .count();
+    assert_eq!(allowed, 2, "{tail}");
+}
+
+/// A secret in a file Copilot's `view` tool reads never reaches the model: loopguard replaces
+/// the result (`modifiedResult.textResultForLlm`, read in both registration forms).
+fn a_secret_in_a_viewed_file_does_not_reach_the_model(cli: &Cli) {
+    let sb = Sandbox::new();
+    let key = format!("AKIA{}", "Q7RZ2M5K3W6X4N2P");
+    sb.write("notes.txt", &format!("deploy notes\naws_access_key_id = {key}\n"));
+    let view = json!({"tool": "view", "input": {"path": sb.ws.join("notes.txt")}});
+    let run =
+        run_host(&sb, cli, json!([view, {"text": "finished"}]), Path::new(env!("CARGO_BIN_EXE_loopguard")), || {});
+    let seen = run.seen_by_model();
+    assert!(run.requests.len() >= 2, "{:?}: the model got no result back; {}", cli.install, run.stderr);
+    assert!(seen.contains("deploy notes"), "{:?}: the file was not read: {seen}", cli.install);
+    assert!(!seen.contains(&key), "{:?}: the key reached the model", cli.install);
+    assert!(seen.contains("REDACTED:aws-access-key-id"), "{:?}: {seen}", cli.install);
 }

@@ -30,6 +30,11 @@ enum Seen {
 /// One host's dialect.
 struct Dialect {
     host: &'static str,
+    /// The hook's arguments after the host's name, for an input (Copilot's camelCase hooks name
+    /// their event on the command line).
+    args: fn(&[u8]) -> Vec<String>,
+    /// The same for a captured sample, by its file name.
+    sample_args: fn(&str) -> Vec<String>,
     /// Where its captured samples are (under tests/fixtures), when this file pins them.
     samples: Option<&'static str>,
     can_ask: bool,
@@ -62,6 +67,8 @@ fn str_at(v: &Value, p: &str) -> String {
 
 const CLAUDE: Dialect = Dialect {
     host: "claude-code",
+    args: |_| Vec::new(),
+    sample_args: |_| Vec::new(),
     samples: None, // pinned by hook_protocol.rs
     can_ask: true,
     replaces_shell_output: true,
@@ -99,6 +106,8 @@ const CLAUDE: Dialect = Dialect {
 
 const CODEX: Dialect = Dialect {
     host: "codex",
+    args: |_| Vec::new(),
+    sample_args: |_| Vec::new(),
     samples: Some("hosts/codex"),
     can_ask: false,
     replaces_shell_output: true,
@@ -139,6 +148,8 @@ const CODEX: Dialect = Dialect {
 
 const GEMINI: Dialect = Dialect {
     host: "gemini",
+    args: |_| Vec::new(),
+    sample_args: |_| Vec::new(),
     samples: Some("hosts/gemini"),
     can_ask: false,
     replaces_shell_output: true,
@@ -178,6 +189,8 @@ const GEMINI: Dialect = Dialect {
 
 const COPILOT: Dialect = Dialect {
     host: "copilot",
+    args: |_| Vec::new(),
+    sample_args: |_| Vec::new(),
     samples: Some("hosts/copilot"),
     can_ask: false,
     replaces_shell_output: true,
@@ -213,8 +226,59 @@ const COPILOT: Dialect = Dialect {
     },
 };
 
+/// Copilot with its hooks registered camelCase (`install copilot --form camel`): the input names
+/// no event (the command does), and `hookSpecificOutput` is ignored — an answer carrying only
+/// that would let the call run as asked, so reading one here is a failure.
+const COPILOT_CAMEL: Dialect = Dialect {
+    host: "copilot",
+    args: |input| {
+        let v: Value = serde_json::from_slice(input).unwrap_or(Value::Null);
+        let event = if v.get("toolResult").is_some() { "postToolUse" } else { "preToolUse" };
+        vec!["--event".into(), event.into()]
+    },
+    sample_args: |name| vec!["--event".into(), name.split(['_', '.']).next().unwrap().into()],
+    samples: Some("hosts/copilot-camel"),
+    can_ask: false,
+    replaces_shell_output: true,
+    shell: |sb, cmd| {
+        json!({"sessionId": "s1", "timestamp": 1796133495620u64, "cwd": sb.ws, "toolName": "bash",
+            "toolArgs": {"command": cmd, "description": "d"}})
+    },
+    shell_result: |sb, cmd, output| {
+        json!({"sessionId": "s1", "timestamp": 1796133495620u64, "cwd": sb.ws, "toolName": "bash",
+            "toolArgs": {"command": cmd, "description": "d"}, "toolResult": {"resultType": "success", "textResultForLlm": output}})
+    },
+    mcp: |sb| json!({"sessionId": "s1", "timestamp": 1796133495620u64, "cwd": sb.ws, "toolName": "docs-search", "toolArgs": {"q": "x"}}),
+    // camelCase: top-level permissionDecision deny blocks; allow + modifiedArgs runs the new args,
+    // which replace the old wholesale (so the rewrite must carry every key); exit 2 blocks;
+    // nothing runs the call; an allow without modifiedArgs would run it unconfined;
+    // `hookSpecificOutput` is ignored (the call runs as asked).
+    seen: |out| {
+        let v = stdout_json(out);
+        assert!(v.get("hookSpecificOutput").is_none(), "camelCase ignores hookSpecificOutput: {v}");
+        match (out.status.code(), v["permissionDecision"].as_str()) {
+            (Some(2), _) => Seen::Blocked(stderr(out)),
+            (Some(0), Some("deny")) => Seen::Blocked(str_at(&v, "/permissionDecisionReason")),
+            // The allow grants Copilot's own permission for the rewritten command (its path
+            // check would otherwise deny it, nobody being there to ask).
+            (Some(0), Some("allow")) if v.pointer("/modifiedArgs/command").is_some() => {
+                assert_eq!(v["modifiedArgs"]["description"], "d", "modifiedArgs must carry the whole args: {v}");
+                Seen::Confined(str_at(&v, "/modifiedArgs/command"))
+            }
+            (Some(0), None) if v.is_null() => Seen::Runs,
+            other => panic!("copilot (camelCase) would fail open on {other:?}: {v}"),
+        }
+    },
+    replaced: |out| {
+        let v = stdout_json(out);
+        v.pointer("/modifiedResult/textResultForLlm").and_then(Value::as_str).map(String::from)
+    },
+};
+
 const CURSOR: Dialect = Dialect {
     host: "cursor",
+    args: |_| Vec::new(),
+    sample_args: |_| Vec::new(),
     samples: Some("hosts/cursor"),
     can_ask: false,
     replaces_shell_output: false,
@@ -252,7 +316,8 @@ const CURSOR: Dialect = Dialect {
 };
 
 fn hook(sb: &Sandbox, d: &Dialect, input: &[u8]) -> Output {
-    sb.run_hook(d.host, &[], input)
+    let args = (d.args)(input);
+    sb.run_hook(d.host, &args.iter().map(String::as_str).collect::<Vec<_>>(), input)
 }
 
 fn every_captured_sample(d: &Dialect) {
@@ -267,8 +332,11 @@ fn every_captured_sample(d: &Dialect) {
     for name in names {
         let sb = Sandbox::new();
         let text = sb.localize(&std::fs::read_to_string(common::fixture(&format!("{dir}/{name}"))).unwrap());
-        let out = hook(&sb, d, text.as_bytes());
-        insta::assert_snapshot!(format!("{}__{}", d.host, name.trim_end_matches(".json")), sb.render(&out));
+        let args = (d.sample_args)(&name);
+        let out = sb.run_hook(d.host, &args.iter().map(String::as_str).collect::<Vec<_>>(), text.as_bytes());
+        // Named after the samples' folder: `copilot` and `copilot-camel` are the one host.
+        let prefix = dir.rsplit('/').next().unwrap();
+        insta::assert_snapshot!(format!("{prefix}__{}", name.trim_end_matches(".json")), sb.render(&out));
     }
 }
 
@@ -353,8 +421,10 @@ fn bad_input_blocks(d: &Dialect) {
 fn a_missed_deadline_blocks(d: &Dialect) {
     let sb = Sandbox::new();
     // stdin is never closed, so reading never finishes: the deadline must answer.
+    let mut args = vec!["hook".to_string(), d.host.to_string(), "--deadline-ms".into(), "300".into()];
+    args.extend((d.args)(b"{}"));
     let mut child = sb
-        .command(&["hook", d.host, "--deadline-ms", "300"])
+        .command(&args.iter().map(String::as_str).collect::<Vec<_>>())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -390,6 +460,7 @@ macro_rules! for_each_host {
         mod codex { $( #[test] fn $name() { super::$name(&super::CODEX) } )* }
         mod gemini { $( #[test] fn $name() { super::$name(&super::GEMINI) } )* }
         mod copilot { $( #[test] fn $name() { super::$name(&super::COPILOT) } )* }
+        mod copilot_camel { $( #[test] fn $name() { super::$name(&super::COPILOT_CAMEL) } )* }
         mod cursor { $( #[test] fn $name() { super::$name(&super::CURSOR) } )* }
     };
 }

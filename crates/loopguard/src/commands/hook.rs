@@ -17,10 +17,10 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
     let env = Env::from_process();
     let outcome = match parse_hook_args(&args[2..]) {
-        Some((host, deadline_ms)) => serve(host, env, Duration::from_millis(deadline_ms)),
+        Some((host, deadline_ms, event)) => serve(host, event, env, Duration::from_millis(deadline_ms)),
         None => {
             let usage = HookError::Usage(
-                "the loopguard hook command line is invalid (expected `loopguard hook <claude-code|codex|gemini|copilot|cursor> [--deadline-ms N]`, N from 10 to 60000); denied.".into(),
+                "the loopguard hook command line is invalid (expected `loopguard hook <claude-code|codex|gemini|copilot|cursor> [--deadline-ms N]`, N from 10 to 60000, and for copilot's camelCase hooks `--event <event>`); denied.".into(),
             );
             // The host is not known: a JSON deny on stdout and exit 2 block in every host.
             match args.get(2).and_then(|h| Host::from_name(h)) {
@@ -32,13 +32,13 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     emit(&outcome)
 }
 
-fn serve(host: Host, env: Env, deadline: Duration) -> HookOutcome {
+fn serve(host: Host, event: Option<String>, env: Env, deadline: Duration) -> HookOutcome {
     let stdin = std::io::stdin();
     let outcome = match host {
         Host::ClaudeCode => hook::run(hook::claude_code::ClaudeCode, stdin, env, deadline),
         Host::Codex => hook::run(hook::codex::Codex, stdin, env, deadline),
         Host::Gemini => hook::run(hook::gemini::Gemini, stdin, env, deadline),
-        Host::Copilot => hook::run(hook::copilot::Copilot, stdin, env, deadline),
+        Host::Copilot => hook::run(copilot(event), stdin, env, deadline),
         Host::Cursor => hook::run(hook::cursor::Cursor, stdin, env, deadline),
     };
     outcome.unwrap_or_else(|| hook::wait_for_watchdog())
@@ -49,22 +49,52 @@ fn failure(host: Host, err: &HookError) -> HookOutcome {
         Host::ClaudeCode => hook::claude_code::ClaudeCode.render_failure(None, err),
         Host::Codex => hook::codex::Codex.render_failure(None, err),
         Host::Gemini => hook::gemini::Gemini.render_failure(None, err),
-        Host::Copilot => hook::copilot::Copilot.render_failure(None, err),
+        Host::Copilot => hook::copilot::Copilot::pascal().render_failure(None, err),
         Host::Cursor => hook::cursor::Cursor.render_failure(None, err),
     }
 }
 
-/// `<host> [--deadline-ms N | --deadline-ms=N]` → the host and the deadline in ms.
-pub(crate) fn parse_hook_args(args: &[String]) -> Option<(Host, u64)> {
-    let (host, rest) = args.split_first()?;
+/// The Copilot adapter for the registration this call comes from: PascalCase without
+/// `--event`, camelCase for the event it names. (A name loopguard does not know lives as long as
+/// the process, which is one hook call: the adapter refuses it with its own coded error.)
+fn copilot(event: Option<String>) -> hook::copilot::Copilot {
+    use hook::copilot::{CAMEL_EVENTS, Copilot};
+    match event {
+        None => Copilot::pascal(),
+        Some(e) => match CAMEL_EVENTS.iter().find(|(n, _)| *n == e) {
+            Some((known, _)) => Copilot::camel(known),
+            None => Copilot::camel(Box::leak(e.into_boxed_str())),
+        },
+    }
+}
+
+/// `<host> [--deadline-ms N | --deadline-ms=N] [--event E | --event=E]` → the host, the deadline
+/// in ms and the event the command names (Copilot's camelCase registrations only: their input
+/// does not name it). Each flag at most once, in any order.
+pub(crate) fn parse_hook_args(args: &[String]) -> Option<(Host, u64, Option<String>)> {
+    let (host, mut rest) = args.split_first()?;
     let host = Host::from_name(host)?;
-    let value = match rest {
-        [] => return Some((host, hook::DEFAULT_DEADLINE.as_millis() as u64)),
-        [flag, v] if flag == "--deadline-ms" => v.as_str(),
-        [flag] => flag.strip_prefix("--deadline-ms=")?,
-        _ => return None,
-    };
-    value.parse().ok().filter(|ms| (10..=60_000).contains(ms)).map(|ms| (host, ms))
+    let (mut deadline, mut event) = (None, None);
+    while let Some((flag, tail)) = rest.split_first() {
+        let (name, value, tail) = match flag.split_once('=') {
+            Some((n, v)) => (n, v, tail),
+            None => {
+                let (v, t) = tail.split_first()?;
+                (flag.as_str(), v.as_str(), t)
+            }
+        };
+        match name {
+            "--deadline-ms" if deadline.is_none() => {
+                deadline = Some(value.parse().ok().filter(|ms| (10..=60_000).contains(ms))?);
+            }
+            "--event" if event.is_none() && host == Host::Copilot && !value.is_empty() => {
+                event = Some(value.to_string());
+            }
+            _ => return None,
+        }
+        rest = tail;
+    }
+    Some((host, deadline.unwrap_or(hook::DEFAULT_DEADLINE.as_millis() as u64), event))
 }
 
 fn emit(o: &HookOutcome) -> ExitCode {

@@ -2,7 +2,14 @@ use super::*;
 use loopguard::install::{self as inst, hosts};
 
 pub fn run(env: &Env, args: InstallArgs) -> Result<ExitCode, String> {
-    let InstallArgs { host, all, target, dry_run } = args;
+    let InstallArgs { host, all, target, dry_run, form } = args;
+    if form.is_some() && host != Some(Host::Copilot) {
+        return Err("--form is for `install copilot` only".into());
+    }
+    let form = form.map(|f| match f {
+        CopilotFormArg::Pascal => hosts::CopilotForm::Pascal,
+        CopilotFormArg::Camel => hosts::CopilotForm::Camel,
+    });
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the loopguard binary: {e}"))?;
     let hosts = match host {
         Some(h) => vec![h],
@@ -18,7 +25,7 @@ pub fn run(env: &Env, args: InstallArgs) -> Result<ExitCode, String> {
     for h in hosts {
         // `--all` wires each host where it loads in every folder: the user level.
         let user = target.user || all;
-        let report = install(env, h, user, target.project, target.settings.clone(), &exe, dry_run)
+        let report = install(env, h, (user, target.project, target.settings.clone()), &exe, form, dry_run)
             .map_err(|e| format!("{}: {e}", h.name()))?;
         if all {
             print!("{}: {}", h.name(), report.render());
@@ -29,13 +36,13 @@ pub fn run(env: &Env, args: InstallArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Installs `host`'s hooks at `(user, project, file)`.
 fn install(
     env: &Env,
     host: Host,
-    user: bool,
-    project: bool,
-    file: Option<PathBuf>,
+    (user, project, file): (bool, bool, Option<PathBuf>),
     exe: &std::path::Path,
+    form: Option<hosts::CopilotForm>,
     dry_run: bool,
 ) -> Result<inst::Installed, String> {
     let home = || env.home.clone().ok_or_else(|| "HOME is not set".to_string());
@@ -72,7 +79,7 @@ fn install(
                 (true, None) => at_project(".github/hooks/loopguard.json")?,
                 (false, None) => hosts::copilot_hooks_file(&copilot_home(env)?),
             };
-            let mut report = hosts::install_copilot(&path, exe, dry_run)?;
+            let mut report = hosts::install_copilot(&path, exe, form, dry_run)?;
             if project && !dry_run {
                 report.notes.push("Copilot CLI loads repository hooks in `-p` mode only in a trusted folder (`--trust-folder`, or trust saved by an interactive run); otherwise it skips them silently".into());
             }

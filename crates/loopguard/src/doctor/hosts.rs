@@ -4,9 +4,10 @@
 
 use super::{Report, check_policy, check_state_home, is_executable};
 use crate::install::hosts::{
-    CODEX_EVENTS, COPILOT_EVENTS, CURSOR_EVENTS, GEMINI_EVENTS, codex_home, codex_trust_hash, copilot_home, snake,
+    CODEX_EVENTS, COPILOT_CAMEL_EVENTS, COPILOT_EVENTS, CURSOR_EVENTS, CopilotForm, GEMINI_EVENTS, codex_home,
+    codex_trust_hash, copilot_home, snake,
 };
-use crate::install::{hook_host, loopguard_binary};
+use crate::install::{hook_host, loopguard_binary, split_event};
 use crate::state::Env;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -44,25 +45,8 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
             GEMINI_EVENTS.iter().map(|(e, _)| *e).collect(),
             "command",
         ),
-        "copilot" => {
-            let mut files = Vec::new();
-            for dir in
-                [copilot_home(env.home.as_deref()).map(|h| h.join("hooks")), Some(workspace.join(".github/hooks"))]
-                    .into_iter()
-                    .flatten()
-            {
-                let mut in_dir: Vec<PathBuf> = std::fs::read_dir(&dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                    .collect();
-                in_dir.sort();
-                files.extend(in_dir);
-            }
-            (files, COPILOT_EVENTS.to_vec(), "bash")
-        }
+        // Both spellings are looked for: which one is registered decides what is checked.
+        "copilot" => (copilot_files(env, &workspace), [COPILOT_EVENTS, COPILOT_CAMEL_EVENTS].concat(), "bash"),
         _ => (
             [env.home.as_ref().map(|h| h.join(".cursor/hooks.json")), Some(workspace.join(".cursor/hooks.json"))]
                 .into_iter()
@@ -73,7 +57,15 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
         ),
     };
     let found = find(&files, &events, key, host);
-    report.push("hooks", check_hooks(host, &found, &events));
+    let (events, form, problems) = match host {
+        "copilot" => {
+            let (form, problems) = copilot_form(&found);
+            (form.events().to_vec(), Some(form), problems)
+        }
+        _ => (events, None, Vec::new()),
+    };
+    let hooks = check_hooks(host, &found, &events, problems);
+    report.push("hooks", hooks.map(|ok| form.map_or(ok.clone(), |f| format!("{ok} ({} form)", f.name()))));
     report.push("trust", check_trust(env, &workspace, host, &found));
     report.push("policy", check_policy(env, &workspace));
     report.push("state home", check_state_home(env));
@@ -81,13 +73,62 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
     report.push(
         "sample deny",
         match &exe {
-            Some(exe) => sample_deny(exe, host, &workspace),
+            Some(exe) => sample_deny(exe, host, form == Some(CopilotForm::Camel), &workspace),
             None => Err("cannot find a loopguard binary to test".into()),
         },
     );
     report.push("selftest", super::selftest(exe.as_deref(), &workspace));
     report.push("host calls loopguard", check_called(env, &workspace, host));
     report
+}
+
+/// Copilot's hooks files: the user's (`$COPILOT_HOME/hooks/*.json`) and the repository's
+/// (`.github/hooks/*.json`).
+fn copilot_files(env: &Env, workspace: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [copilot_home(env.home.as_deref()).map(|h| h.join("hooks")), Some(workspace.join(".github/hooks"))]
+        .into_iter()
+        .flatten()
+    {
+        let mut in_dir: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        in_dir.sort();
+        files.extend(in_dir);
+    }
+    files
+}
+
+/// The form loopguard's Copilot hooks are registered in, and what is wrong with them: both
+/// forms at once (every call decided twice), a camelCase entry whose command does not name its
+/// own event, a PascalCase one that names an event (either way, every call there is denied).
+fn copilot_form(found: &[Found]) -> (CopilotForm, Vec<String>) {
+    let camel = |f: &Found| COPILOT_CAMEL_EVENTS.contains(&f.event.as_str());
+    let mut problems = Vec::new();
+    if found.iter().any(camel) && !found.iter().all(camel) {
+        problems.push("loopguard is registered under both PascalCase and camelCase events, so every call would be decided twice; run `loopguard install copilot --form <pascal|camel>` to keep one".to_string());
+    }
+    for f in found {
+        let named = f.entry.get("bash").and_then(Value::as_str).and_then(|c| split_event(c).1);
+        let wrong = match (camel(f), named) {
+            (true, Some(e)) if e == f.event => continue,
+            (true, Some(e)) => format!("names `--event {e}`"),
+            (true, None) => "does not name its event (`--event`)".to_string(),
+            (false, Some(e)) => format!("names `--event {e}`, which PascalCase entries must not"),
+            (false, None) => continue,
+        };
+        problems.push(format!(
+            "the {} hook in {} {wrong}: every call there is denied; run `loopguard install copilot` again",
+            f.event,
+            f.file.display()
+        ));
+    }
+    let form = if found.iter().any(camel) { CopilotForm::Camel } else { CopilotForm::Pascal };
+    (form, problems)
 }
 
 /// Every loopguard handler for `host` in `files` (grouped `{matcher, hooks: [...]}` lists, or
@@ -128,13 +169,12 @@ fn find(files: &[PathBuf], events: &[&str], key: &str, host: &str) -> Vec<Found>
     out
 }
 
-fn check_hooks(host: &str, found: &[Found], events: &[&str]) -> Result<String, String> {
+fn check_hooks(host: &str, found: &[Found], events: &[&str], mut problems: Vec<String>) -> Result<String, String> {
     if found.is_empty() {
         return Err(format!(
             "no loopguard hook for {host} in any of its configuration files; run `loopguard install {host}`"
         ));
     }
-    let mut problems = Vec::new();
     let missing: Vec<&str> = events.iter().copied().filter(|e| !found.iter().any(|f| f.event == *e)).collect();
     if !missing.is_empty() {
         problems.push(format!("no loopguard hook for {}; run `loopguard install {host}` again", missing.join(", ")));
@@ -272,9 +312,9 @@ fn gemini_trust(env: &Env, workspace: &Path, found: &[Found]) -> Result<String, 
     }
 }
 
-/// The host's own `rm -rf /` tool call, fed to `loopguard hook <host>`: it must come back denied
-/// in the host's protocol.
-fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, String> {
+/// The host's own `rm -rf /` tool call, fed to `loopguard hook <host>` (for Copilot, in the form
+/// its hooks are registered in): it must come back denied in the host's protocol.
+fn sample_deny(exe: &Path, host: &str, camel: bool, workspace: &Path) -> Result<String, String> {
     let tmp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
     let common = json!({ "session_id": "loopguard-doctor", "cwd": workspace });
     let mut input = common.clone();
@@ -284,6 +324,10 @@ fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, Strin
         }
         "gemini" => {
             json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}})
+        }
+        "copilot" if camel => {
+            input = json!({"sessionId": "loopguard-doctor", "timestamp": 0, "cwd": workspace});
+            json!({"toolName": "bash", "toolArgs": {"command": "rm -rf /", "description": "doctor check"}})
         }
         "copilot" => {
             json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf /"}})
@@ -295,7 +339,8 @@ fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, Strin
     for (k, v) in extra.as_object().into_iter().flatten() {
         input[k] = v.clone();
     }
-    let out = super::feed_hook(exe, host, tmp.path(), None, &input)?;
+    let args: &[&str] = if camel { &[host, "--event", "preToolUse"] } else { &[host] };
+    let out = super::feed_hook(exe, args, tmp.path(), None, &input)?;
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     let (denied, reason) = match host {
         "codex" => (
@@ -308,7 +353,8 @@ fn sample_deny(exe: &Path, host: &str, workspace: &Path) -> Result<String, Strin
     };
     let reason = reason.and_then(Value::as_str).unwrap_or("");
     if denied && out.status.code() == Some(0) && reason.contains("[destructive-rm-root]") {
-        Ok(format!("`rm -rf /` is denied by {} in {host}'s protocol", exe.display()))
+        let form = if camel { " (camelCase registration)" } else { "" };
+        Ok(format!("`rm -rf /` is denied by {} in {host}'s protocol{form}", exe.display()))
     } else if denied {
         Ok(format!("`rm -rf /` is denied by {}, though not by its own rule: {reason}", exe.display()))
     } else {

@@ -293,13 +293,13 @@ pub(crate) fn check_state_home(env: &Env) -> Result<String, String> {
 /// `project` as Claude Code's project directory).
 pub(crate) fn feed_hook(
     exe: &Path,
-    host: &str,
+    hook_args: &[&str],
     state: &Path,
     project: Option<&Path>,
     input: &Value,
 ) -> Result<std::process::Output, String> {
     let mut cmd = Command::new(exe);
-    cmd.args(["hook", host]).env("LOOPGUARD_HOME", state);
+    cmd.arg("hook").args(hook_args).env("LOOPGUARD_HOME", state);
     if let Some(p) = project {
         cmd.env("CLAUDE_PROJECT_DIR", p);
     }
@@ -328,7 +328,7 @@ fn sample_deny(exe: &Path, workspace: &Path) -> Result<String, String> {
         "tool_input": { "command": "rm -rf /", "description": "doctor check" },
         "tool_use_id": "doctor"
     });
-    let out = feed_hook(exe, "claude-code", tmp.path(), Some(workspace), &input)?;
+    let out = feed_hook(exe, &["claude-code"], tmp.path(), Some(workspace), &input)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let v: Value = serde_json::from_str(stdout.trim()).map_err(|_| format!("unexpected hook output: {stdout:?}"))?;
     let decision = v["hookSpecificOutput"]["permissionDecision"].as_str().unwrap_or("");

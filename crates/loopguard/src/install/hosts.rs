@@ -31,6 +31,66 @@ pub const GEMINI_EVENTS: &[(&str, bool)] = &[
 pub const COPILOT_EVENTS: &[&str] =
     &["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd", "UserPromptSubmit", "Stop"];
 
+/// The same events spelled camelCase, the form GitHub documents: Copilot then sends no event
+/// name (each command names its own with `--event`) and ignores `hookSpecificOutput`.
+pub const COPILOT_CAMEL_EVENTS: &[&str] = &[
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "sessionStart",
+    "sessionEnd",
+    "userPromptSubmitted",
+    "agentStop",
+];
+
+/// How loopguard's Copilot hooks are registered: which spelling of the event names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopilotForm {
+    /// `PreToolUse`, … (the default: Copilot names the event in its input).
+    Pascal,
+    /// `preToolUse`, … (documented; each command carries `--event <name>`).
+    Camel,
+}
+
+impl CopilotForm {
+    /// The events registered in this form.
+    pub fn events(self) -> &'static [&'static str] {
+        match self {
+            CopilotForm::Pascal => COPILOT_EVENTS,
+            CopilotForm::Camel => COPILOT_CAMEL_EVENTS,
+        }
+    }
+
+    /// The form's name on the command line (`--form`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CopilotForm::Pascal => "pascal",
+            CopilotForm::Camel => "camel",
+        }
+    }
+
+    /// The command an entry for `event` runs.
+    pub fn command(self, base: &str, event: &str) -> String {
+        match self {
+            CopilotForm::Pascal => base.to_string(),
+            CopilotForm::Camel => format!("{base} --event {event}"),
+        }
+    }
+}
+
+/// The form of the loopguard entries in a Copilot hooks document, if it holds any (camelCase
+/// when any camelCase event does).
+pub fn copilot_form_in(root: &Value) -> Option<CopilotForm> {
+    let has = |form: CopilotForm| {
+        form.events().iter().any(|e| {
+            root.pointer(&format!("/hooks/{e}")).and_then(Value::as_array).is_some_and(|entries| {
+                entries.iter().any(|h| h.get("bash").and_then(Value::as_str).is_some_and(is_loopguard_command))
+            })
+        })
+    };
+    [CopilotForm::Camel, CopilotForm::Pascal].into_iter().find(|f| has(*f))
+}
+
 /// Cursor's events, each with its matcher and whether it fails closed. preToolUse leaves out
 /// MCP calls and reads: beforeMCPExecution (which names the server) and beforeReadFile (which
 /// carries the content) decide those, so no call is decided twice.
@@ -282,19 +342,32 @@ pub fn copilot_hooks_file(copilot_home: &Path) -> PathBuf {
 }
 
 /// `loopguard install copilot`: loopguard's own hooks file (`$COPILOT_HOME/hooks/loopguard.json`
-/// by default).
-pub fn install_copilot(file: &Path, exe: &Path, dry_run: bool) -> Result<Installed, String> {
-    let command = host_hook_command(exe, "copilot");
+/// by default), in `form` — else the form already in the file, else PascalCase. loopguard's
+/// entries of the other form are removed, so no call is decided twice.
+pub fn install_copilot(file: &Path, exe: &Path, form: Option<CopilotForm>, dry_run: bool) -> Result<Installed, String> {
+    let base = host_hook_command(exe, "copilot");
     let mut root = read_json(file)?;
     let before = root.clone();
+    let had = copilot_form_in(&root);
+    let form = form.or(had).unwrap_or(CopilotForm::Pascal);
     let obj = root.as_object_mut().ok_or_else(|| format!("{} must hold a JSON object", file.display()))?;
     obj.insert("version".into(), json!(1));
     let hooks = obj.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
     let hooks = hooks.as_object_mut().ok_or_else(|| format!("`hooks` in {} must be an object", file.display()))?;
-    for event in COPILOT_EVENTS {
+    let ours = |h: &Value| h.get("bash").and_then(Value::as_str).is_some_and(is_loopguard_command);
+    for event in COPILOT_EVENTS.iter().chain(COPILOT_CAMEL_EVENTS).filter(|e| !form.events().contains(e)) {
+        if let Some(entries) = hooks.get_mut(*event).and_then(Value::as_array_mut) {
+            entries.retain(|h| !ours(h));
+            if entries.is_empty() {
+                hooks.remove(*event);
+            }
+        }
+    }
+    for event in form.events() {
         let list = hooks.entry(event.to_string()).or_insert_with(|| Value::Array(Vec::new()));
         let entries = list.as_array_mut().ok_or_else(|| format!("`hooks.{event}` must be an array"))?;
-        entries.retain(|h| !h.get("bash").and_then(Value::as_str).is_some_and(is_loopguard_command));
+        entries.retain(|h| !ours(h));
+        let command = form.command(&base, event);
         entries.insert(0, json!({ "type": "command", "bash": command, "timeoutSec": HOST_TIMEOUT_SECS }));
     }
     let text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())? + "\n";
@@ -302,7 +375,14 @@ pub fn install_copilot(file: &Path, exe: &Path, dry_run: bool) -> Result<Install
         return Ok(Installed::dry_run(file, text));
     }
     write_atomic(file, &text)?;
-    Ok(Installed::new(root != before, COPILOT_EVENTS.len(), file, Vec::new()))
+    let mut notes = Vec::new();
+    if form == CopilotForm::Camel {
+        notes.push("camelCase events (the documented form): each entry names its event (`--event`), and loopguard answers in the top-level fields that form reads".to_string());
+    }
+    if let Some(old) = had.filter(|h| *h != form) {
+        notes.push(format!("replaced loopguard's {} registration with the {} one", old.name(), form.name()));
+    }
+    Ok(Installed::new(root != before, form.events().len(), file, notes))
 }
 
 /// `loopguard install cursor`: loopguard's hooks in a Cursor `hooks.json` (the user's
@@ -417,7 +497,7 @@ mod tests {
         std::fs::write(&f, "{ nope").unwrap();
         let exe = Path::new("/opt/loopguard");
         assert!(install_cursor(&f, exe, false).is_err());
-        assert!(install_copilot(&f, exe, false).is_err());
+        assert!(install_copilot(&f, exe, None, false).is_err());
         assert!(install_gemini(&f, exe, false).is_err());
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{ nope");
         let home = d.path().join("codex");
@@ -444,5 +524,39 @@ mod tests {
         assert_eq!(v["hooks"]["preToolUse"][0]["failClosed"], true);
         assert!(cursor_hooks_installed(Some(d.path()), None));
         assert!(install_cursor(&f, Path::new("/a//b/loopguard"), true).is_err());
+    }
+
+    #[test]
+    fn copilot_installs_either_form_keeps_it_and_never_both() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("hooks/loopguard.json");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, r#"{"version":1,"hooks":{"preToolUse":[{"type":"command","bash":"mine"}]}}"#).unwrap();
+        let exe = Path::new("/opt/loopguard");
+        let read = || serde_json::from_str::<Value>(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        // Default: PascalCase, the user's camelCase hook untouched.
+        install_copilot(&f, exe, None, false).unwrap();
+        let v = read();
+        assert_eq!(v["hooks"]["PreToolUse"][0]["bash"], "/opt/loopguard hook copilot");
+        assert_eq!(v["hooks"]["preToolUse"], json!([{"type": "command", "bash": "mine"}]));
+        assert_eq!(copilot_form_in(&v), Some(CopilotForm::Pascal));
+        // camelCase: each entry names its event; the PascalCase entries go.
+        let r = install_copilot(&f, exe, Some(CopilotForm::Camel), false).unwrap();
+        assert!(r.notes.iter().any(|n| n.contains("replaced loopguard's pascal")), "{:?}", r.notes);
+        let v = read();
+        assert_eq!(v["hooks"]["preToolUse"][0]["bash"], "/opt/loopguard hook copilot --event preToolUse");
+        assert_eq!(v["hooks"]["preToolUse"][1]["bash"], "mine");
+        assert_eq!(v["hooks"]["agentStop"][0]["bash"], "/opt/loopguard hook copilot --event agentStop");
+        assert!(COPILOT_EVENTS.iter().all(|e| v["hooks"].get(*e).is_none()), "{v}");
+        // Installing again without `--form` keeps the form found, and changes nothing.
+        let first = std::fs::read_to_string(&f).unwrap();
+        assert!(install_copilot(&f, exe, None, false).unwrap().render().contains("nothing changed"));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), first);
+        // And back.
+        install_copilot(&f, exe, Some(CopilotForm::Pascal), false).unwrap();
+        let v = read();
+        assert_eq!(v["hooks"]["preToolUse"], json!([{"type": "command", "bash": "mine"}]));
+        assert!(v["hooks"].get("agentStop").is_none(), "{v}");
+        assert_eq!(crate::install::hook_host("/opt/loopguard hook copilot --event preToolUse"), Some("copilot"));
     }
 }

@@ -56,13 +56,26 @@ pub fn hook_command(exe: &Path) -> String {
 
 /// The host a loopguard hook command speaks to, or `None` when the command is not loopguard's.
 pub fn hook_host(cmd: &str) -> Option<&'static str> {
-    let host = HOST_NAMES.iter().find(|h| cmd.trim_end().ends_with(&format!(" hook {h}")))?;
+    let cmd = split_event(cmd).0;
+    let host = HOST_NAMES.iter().find(|h| cmd.ends_with(&format!(" hook {h}")))?;
     loopguard_binary(cmd).map(|_| *host)
+}
+
+/// A hook command, and the event its trailing `--event <name>` names (Copilot's camelCase
+/// entries: their input does not name it).
+pub fn split_event(cmd: &str) -> (&str, Option<&str>) {
+    let cmd = cmd.trim_end();
+    match cmd.rsplit_once(" --event ") {
+        Some((head, name)) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric()) => {
+            (head.trim_end(), Some(name))
+        }
+        _ => (cmd, None),
+    }
 }
 
 /// The binary a loopguard hook command runs, or `None` when the command is not loopguard's.
 pub fn loopguard_binary(cmd: &str) -> Option<std::path::PathBuf> {
-    let cmd = cmd.trim_end();
+    let cmd = split_event(cmd).0;
     let prog = HOST_NAMES.iter().find_map(|h| cmd.strip_suffix(&format!(" hook {h}")))?.trim();
     let prog = prog.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')).unwrap_or(prog).replace(r"'\''", "'");
     (prog.rsplit('/').next() == Some("loopguard")).then(|| std::path::PathBuf::from(prog))
