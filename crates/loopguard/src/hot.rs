@@ -137,12 +137,15 @@ impl Locked {
     }
 }
 
+/// The day totals as read, with their lock (`None`: a reader found no file).
+type DaysSlot = (Option<Locked>, Days);
+
 /// One hook call's view of the hot state: the workspace document (locked for the whole call)
 /// and the day totals (locked on first use).
 pub struct HotTx {
     doc: RefCell<HotDoc>,
     /// The day totals and their lock (`None` when a reader found no file: nothing to lock).
-    days: RefCell<Option<(Option<Locked>, Days)>>,
+    days: RefCell<Option<DaysSlot>>,
     dir: PathBuf,
     /// Only reads (`peek`): a missing day totals file reads as empty instead of being created.
     peek: bool,
@@ -284,7 +287,7 @@ impl HotTx {
         Ok(())
     }
 
-    fn days(&self) -> StoreResult<std::cell::RefMut<'_, Option<(Option<Locked>, Days)>>> {
+    fn days(&self) -> StoreResult<std::cell::RefMut<'_, Option<DaysSlot>>> {
         let mut slot = self.days.borrow_mut();
         if slot.is_none() {
             let path = self.dir.join("days.state");

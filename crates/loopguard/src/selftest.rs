@@ -140,7 +140,7 @@ fn policy(env: &Env, cwd: &Path) -> Check {
 
 fn secret_rules() -> Check {
     let scanner = loopguard_secrets::Scanner::builtin();
-    let problems = loopguard_secrets::check_builtin_examples(&scanner);
+    let problems = loopguard_secrets::check_builtin_examples(scanner);
     Check { name: "secret rules", checked: loopguard_secrets::BUILTIN_RULES.len(), problems }
 }
 
