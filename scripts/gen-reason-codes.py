@@ -15,7 +15,7 @@ defaults = {
     "destructive-forge-delete": "deny (ask for `gh api -X DELETE`)",
     "credential-read": "deny (ask for printing a secret-looking variable)",
     "exfil-upload": "ask", "network-remote-write": "ask", "network-remote-delete": "deny (ask in normal mode)",
-    "network-remote-fetch": "allow (medium risk: asked in normal mode)", "shell-remote-exec": "ask", "shell-inline-code": "allow", "path-hardlink": "ask", "secret-in-arguments": "deny (critical) / ask (high)", "secret-in-outgoing": "deny (critical) / ask (high, or unreadable)",
+    "network-remote-fetch": "allow (medium risk: asked in normal mode)", "shell-remote-exec": "ask", "shell-inline-code": "allow", "path-hardlink": "ask", "autorun-file": "ask (deny unattended)", "secret-in-arguments": "deny (critical) / ask (high)", "secret-in-outgoing": "deny (critical) / ask (high, or unreadable)",
     "unknown-tool": "policy `gate.unknown_tool` (ask)", "tool-policy": "policy `[tools]`",
 }
 out = [

@@ -67,6 +67,7 @@ impl<'p> Gate<'p> {
         }
         present_human(&mut findings, ctx, policy);
         let confined = confine(&mut findings, ctx);
+        refuse_autorun_unattended(&mut findings, ctx);
         let waived = waive(&mut findings, ctx);
         confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
         let granted = grant(&mut findings, call, ctx);
@@ -266,6 +267,18 @@ fn confine(findings: &mut [Finding], ctx: &Context) -> bool {
         }
     }
     opaque
+}
+
+/// A write of a file a tool runs by itself later (`autorun-file`): unattended, nobody can
+/// confirm it, and the sandbox cannot help (it runs later, outside): denied. Other modes ask.
+fn refuse_autorun_unattended(findings: &mut [Finding], ctx: &Context) {
+    if ctx.mode != ExecutionMode::Unattended {
+        return;
+    }
+    for f in findings.iter_mut().filter(|f| f.code == AUTORUN_FILE && f.verdict == Verdict::Ask) {
+        f.verdict = Verdict::Deny;
+        f.message.push_str(" Unattended, nobody can confirm it.");
+    }
 }
 
 /// The risk a call carries for the execution mode's confirmation layer: its findings, the level

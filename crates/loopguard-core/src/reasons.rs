@@ -40,6 +40,7 @@ codes! {
     DESTRUCTIVE_GIT_RESET_HARD = "destructive-git-reset-hard": "git reset --hard discards uncommitted work.";
     PATH_OUTSIDE_WORKSPACE = "path-outside-workspace": "A write target resolves (symlinks followed) outside every workspace root.";
     PATH_DENYLISTED = "path-denylisted": "Modifying, deleting or staging a path on the absolute denylist: denied, the denylist breaker stops the run (HOLD) until a human resets it, and STATE.md gets an escalation.";
+    AUTORUN_FILE = "autorun-file": "Writing, editing or deleting a file a tool runs by itself later, outside any sandbox: CI workflows (on push, with the repository's secrets), direnv's `.envrc` (on `cd`), editor tasks and settings (on opening the folder), dev container lifecycle commands, git-hook managers (husky, pre-commit, lefthook). Asked in normal mode; denied unattended, where nobody can confirm it.";
     PATH_HARDLINK = "path-hardlink": "Writing a file that has several hard links (the other names may be outside the workspace).";
     SELF_PROTECTION = "self-protection": "Writing loopguard's policy, state or audit logs, the hosts' hook settings, or running a human-only loopguard subcommand.";
     SECRET_IN_ARGUMENTS = "secret-in-arguments": "A tool call's arguments carry a secret (a key in a Write, a token in a command line): critical secrets deny, high ones ask.";
@@ -136,6 +137,7 @@ pub const CONFIGURABLE_RULES: &[&str] = &[
     SHELL_OPAQUE_CODE,
     SHELL_HIDDEN_CODE,
     PATH_HARDLINK,
+    AUTORUN_FILE,
     SECRET_IN_ARGUMENTS,
     CONFIRMATION_REQUIRED,
     SSRF_INTERNAL,

@@ -50,6 +50,43 @@ pub const SELF_PROTECTED: &[&str] = &[
     "~/.local/state/loopguard/**",
 ];
 
+/// Files a tool runs by itself when someone opens, enters or pushes the folder: CI workflows
+/// (run on push, with the repository's secrets), direnv's `.envrc` (on `cd`), editor tasks and
+/// settings that run commands on folder open, devcontainer lifecycle commands, git-hook managers.
+/// What they run later runs outside any sandbox. Relative to the workspace.
+pub const AUTORUN: &[&str] = &[
+    ".github/workflows",
+    ".github/workflows/**",
+    ".github/actions/**",
+    ".gitlab-ci.yml",
+    ".gitlab-ci.yaml",
+    ".gitlab/ci/**",
+    ".circleci/**",
+    ".buildkite/**",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    "Jenkinsfile",
+    ".woodpecker.yml",
+    ".woodpecker/**",
+    ".drone.yml",
+    "**/.envrc",
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".vscode/launch.json",
+    ".devcontainer.json",
+    ".devcontainer",
+    ".devcontainer/**",
+    ".husky",
+    ".husky/**",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".idea/runConfigurations/**",
+    ".idea/workspace.xml",
+];
+
 /// One list of patterns: a literal prefilter, and the globsets (split by anchor) compiled only
 /// when a path passes the prefilter. Compiling costs hundreds of microseconds; the prefilter a
 /// microsecond, and almost every path fails it.
@@ -217,6 +254,7 @@ pub struct PathRules {
     secret: Patterns,
     secret_except: Patterns,
     protected: Patterns,
+    autorun: Patterns,
 }
 
 impl PathRules {
@@ -230,6 +268,7 @@ impl PathRules {
             secret: Patterns::new(&lists.secret_read),
             secret_except: Patterns::new(&lists.secret_read_except),
             protected: Patterns::new(&protected),
+            autorun: Patterns::new(&AUTORUN.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
         }
     }
 
@@ -257,6 +296,11 @@ impl PathRules {
     /// The self-protection pattern `p` falls under.
     pub fn protected(&self, p: &Path, workspace: &Path, home: Option<&Path>) -> Option<String> {
         self.protected.matching(p, workspace, home)
+    }
+
+    /// The auto-run pattern (a file a tool runs by itself later) `p` falls under.
+    pub fn autorun(&self, p: &Path, workspace: &Path, home: Option<&Path>) -> Option<String> {
+        self.autorun.matching(p, workspace, home)
     }
 }
 

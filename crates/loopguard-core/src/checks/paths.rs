@@ -1,7 +1,9 @@
 //! Where a file target really is: symlink-resolving path validation against the write roots.
 
 use crate::checks::path_rules::PathRules;
-use crate::reasons::{CREDENTIAL_READ, PATH_DENYLISTED, PATH_HARDLINK, PATH_OUTSIDE_WORKSPACE, SELF_PROTECTION};
+use crate::reasons::{
+    AUTORUN_FILE, CREDENTIAL_READ, PATH_DENYLISTED, PATH_HARDLINK, PATH_OUTSIDE_WORKSPACE, SELF_PROTECTION,
+};
 use crate::{Finding, RiskLevel, Verdict};
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -473,6 +475,21 @@ impl<'p> PathValidator<'p> {
         }
         if access == Access::Stage {
             return out;
+        }
+        let autorun = self.rules.and_then(|r| r.autorun(&real, self.workspace(), self.home.as_deref()));
+        if let Some(pattern) = autorun.filter(|_| out.is_empty()) {
+            let verb = if access == Access::Delete { "deletes" } else { "writes" };
+            out.push(
+                Finding::new(
+                    AUTORUN_FILE,
+                    Verdict::Ask,
+                    RiskLevel::High,
+                    format!(
+                        "{what} `{raw}` {verb} a file a tool runs by itself later (`{pattern}`: CI on push, direnv on `cd`, the editor on opening the folder, a dev container or a git-hook manager), outside any sandbox."
+                    ),
+                )
+                .with_remedy("leave CI, editor, direnv and hook configuration to the human, or ask them to confirm this change."),
+            );
         }
         if !self.contains(&real) {
             out.push(

@@ -85,15 +85,24 @@ impl Command {
     pub fn git_subcommand(&self) -> Option<(&str, Vec<String>)> {
         let mut i = 0;
         let mut clean_forced = false;
+        let mut config: Vec<(String, String)> = Vec::new();
         while let Some(a) = self.args.get(i) {
             let t = a.text.as_str();
             match t {
                 "-c" => {
-                    let kv = self.args.get(i + 1).map(|w| w.text.to_ascii_lowercase()).unwrap_or_default();
-                    if let Some(v) = kv.strip_prefix("clean.requireforce=") {
+                    let kv = self.args.get(i + 1).map(|w| w.text.clone()).unwrap_or_default();
+                    if let Some(v) = kv.to_ascii_lowercase().strip_prefix("clean.requireforce=") {
                         clean_forced = matches!(v, "false" | "0" | "no" | "off");
                     }
+                    let (k, v) = kv.split_once('=').unwrap_or((&kv, "true"));
+                    config.push((k.to_string(), v.to_string()));
                     i += 2
+                }
+                // The value comes from the environment: unknown here.
+                _ if t.starts_with("--config-env=") => {
+                    let k = t["--config-env=".len()..].split_once('=').map_or("", |(k, _)| k);
+                    config.push((k.to_string(), "$CONFIG_ENV".to_string()));
+                    i += 1
                 }
                 "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
                 _ if t.starts_with('-') => i += 1,
@@ -101,6 +110,9 @@ impl Command {
                     let mut rest: Vec<String> = self.args[i + 1..].iter().map(|w| git_long_option(&w.text)).collect();
                     if clean_forced && t == "clean" {
                         rest.push("-f".into());
+                    }
+                    if t == "push" {
+                        push_config(&config, &mut rest);
                     }
                     return Some((t, rest));
                 }
@@ -1063,4 +1075,53 @@ fn find_exec(cmd: &Command, home: Option<&str>, depth: usize, out: &mut Vec<Comm
         i += 1;
     }
     Ok(())
+}
+
+/// Configuration given on the command line (`-c`, `--config-env`) that changes what `git push`
+/// sends or where, folded into the push's own arguments so the push is judged as it will run:
+/// a `remote.<name>.push` refspec becomes a refspec (`+…` a force push), `remote.<name>.mirror`
+/// `--mirror`, a `remote.<name>.url`/`pushurl` or a `url.<base>.insteadOf`/`pushInsteadOf`
+/// `--repo=<url>` (a destination that is not a configured remote), `push.default=matching` or
+/// `current`… `--all`-like reach (any branch).
+fn push_config(config: &[(String, String)], rest: &mut Vec<String>) {
+    for (key, value) in config {
+        let lower = key.to_ascii_lowercase();
+        let parts: Vec<&str> = lower.splitn(2, '.').collect();
+        let (section, tail) = (parts.first().copied().unwrap_or(""), parts.get(1).copied().unwrap_or(""));
+        let (sub, name) = tail.rsplit_once('.').unwrap_or(("", tail));
+        match (section, name) {
+            ("remote", "push") => {
+                if !rest.iter().any(|a| !a.starts_with('-')) {
+                    // The remote the refspec belongs to (its name as given, case kept).
+                    let remote = key.get(7..7 + sub.len()).unwrap_or(sub);
+                    rest.push(remote.to_string());
+                }
+                // A refspec from the environment may be a forced one.
+                if value.contains('$') {
+                    rest.push("--force".into());
+                }
+                rest.push(value.clone());
+            }
+            ("remote", "mirror") if !matches!(value.to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off") => {
+                rest.push("--mirror".into())
+            }
+            ("remote", "url" | "pushurl") | ("url", "insteadof" | "pushinsteadof") => {
+                // insteadOf rewrites to the section's base URL; url/pushurl is the value.
+                let url =
+                    if section == "url" { key.get(4..4 + sub.len()).unwrap_or(sub).to_string() } else { value.clone() };
+                let url = if url.contains("://") || (url.contains('@') && url.contains(':')) {
+                    url
+                } else {
+                    format!("unknown://{url}")
+                };
+                rest.push(format!("--repo={url}"));
+            }
+            ("push", "default")
+                if !matches!(value.to_ascii_lowercase().as_str(), "simple" | "upstream" | "nothing") =>
+            {
+                rest.push("--all".into())
+            }
+            _ => {}
+        }
+    }
 }
