@@ -255,6 +255,99 @@ impl Mounts {
     }
 }
 
+/// Directories the workspace walk for secret files does not enter: version control, dependency
+/// and build trees (large, and not where a project keeps its own secrets).
+const SECRET_WALK_SKIP: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    "vendor",
+    ".venv",
+    "venv",
+    "dist",
+    "build",
+    "__pycache__",
+    ".cache",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".gradle",
+    ".next",
+    ".terraform",
+];
+
+/// How deep and how far the walk for the workspace's secret files goes.
+const SECRET_WALK_DEPTH: usize = 4;
+const SECRET_WALK_ENTRIES: usize = 20_000;
+
+/// The files the policy's `secret_read` names (and `secret_read_except` does not excuse), for the
+/// sandbox to hide: one list drives both layers, so what the gate refuses to read is also
+/// unreadable to code that runs confined. Under HOME: each literal path a `~/` pattern names, and
+/// each entry of HOME a pattern matches (`~/.*_history`). In the workspace (when
+/// `workspace_too`): every matching file or directory, found by a walk bounded in depth and
+/// entries that skips dependency and build trees (a walk cut short hides what it found).
+pub fn policy_secrets(
+    policy: &loopguard_core::Policy,
+    home: Option<&Path>,
+    workspace: &Path,
+    workspace_too: bool,
+) -> Vec<PathBuf> {
+    let rules = policy.path_rules();
+    let secret = |p: &Path| rules.secret(p, workspace, home).is_some();
+    let mut out = Vec::new();
+    if let Some(h) = home {
+        for pattern in &policy.path_lists().secret_read {
+            let Some(rest) = pattern.strip_prefix("~/") else { continue };
+            let literal: Vec<&str> =
+                rest.split('/').take_while(|c| !c.contains(['*', '?', '[', '{']) && !c.is_empty()).collect();
+            if !literal.is_empty() {
+                out.push(h.join(literal.join("/")));
+            }
+        }
+        if let Ok(rd) = std::fs::read_dir(h) {
+            out.extend(rd.flatten().map(|e| e.path()).filter(|p| secret(p)));
+        }
+    }
+    if workspace_too {
+        let mut stack = vec![(workspace.to_path_buf(), 0usize)];
+        let mut seen = 0;
+        while let Some((dir, depth)) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+            for e in rd.flatten() {
+                seen += 1;
+                if seen > SECRET_WALK_ENTRIES {
+                    return out;
+                }
+                let (path, name) = (e.path(), e.file_name());
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                if secret(&path) {
+                    out.push(path);
+                } else if is_dir
+                    && depth + 1 < SECRET_WALK_DEPTH
+                    && !SECRET_WALK_SKIP.iter().any(|s| name.to_str() == Some(*s))
+                {
+                    stack.push((path, depth + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether the command line (`bash -c CMD`'s CMD, or the argv joined) starts with one of the
+/// policy's `[exec] secrets_for` commands, word for word.
+pub fn needs_workspace_secrets(argv: &[String], secrets_for: &[String]) -> bool {
+    let line = match argv {
+        [shell, c, cmd, ..] if (shell == "bash" || shell == "sh") && c == "-c" => cmd.clone(),
+        _ => argv.join(" "),
+    };
+    let words: Vec<&str> = line.split_whitespace().collect();
+    secrets_for.iter().any(|prefix| {
+        let want: Vec<&str> = prefix.split_whitespace().collect();
+        !want.is_empty() && words.len() >= want.len() && words[..want.len()] == want[..]
+    })
+}
+
 /// Environment variables that move a package manager's cache: their directories are writable
 /// too (`CARGO_HOME`'s registry and git checkouts, not its credentials or binaries).
 const CACHE_VARS: &[(&str, &[&str])] = &[

@@ -412,7 +412,7 @@ fn breaker_status_works_on_a_fresh_state_home_and_creates_nothing() {
 }
 
 /// The fake agent: every attack held under the built-in policy; a user policy that opens a
-/// hole (no secret files but `.env`) is shown to, by the harm it lets through.
+/// hole (an exception for every file under `~/.ssh`) is shown the harm it lets through.
 #[test]
 fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens() {
     let sb = Sandbox::new();
@@ -426,7 +426,7 @@ fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens
     assert!(!sb.state.exists());
     assert!(!sb.home.join(".claude").exists());
 
-    sb.user_policy("version = 1\n[paths]\nsecret_read = [\".env\"]\n");
+    sb.user_policy("version = 1\n[paths]\nsecret_read_except = [\"~/.ssh/**\"]\n");
     let out = sb.command(&["selftest", "--adversary", "--json"]).output().unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");

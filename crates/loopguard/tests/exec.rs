@@ -345,3 +345,45 @@ fn a_missing_program_is_reported_with_exit_126() {
     assert_eq!(out.status.code(), Some(126));
     assert!(text(&out.stderr).contains("cannot run `no-such-program-loopguard`"), "{}", text(&out.stderr));
 }
+
+/// One list drives both layers: whatever the policy's `secret_read` names is unreadable inside the
+/// sandbox too — tool configuration with registry passwords, the host's own credentials, the
+/// workspace's secret files (at any depth the walk reaches) — unless `[exec] secrets_for` names
+/// the command, which then reads the workspace's secret files (never the home's).
+#[test]
+fn what_the_policy_calls_secret_is_hidden_inside_the_sandbox_too() {
+    let p = place();
+    let put = |path: PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    put(p.home.join(".m2/settings.xml"), "<password>m2-secret</password>\n");
+    put(p.home.join(".gradle/gradle.properties"), "signing.password=gradle-secret\n");
+    put(p.home.join(".claude.json"), "{\"token\":\"claude-secret\"}\n");
+    put(p.home.join(".bundle/config"), "BUNDLE_GEMS__EXAMPLE__COM: \"user:bundle-secret\"\n");
+    put(p.home.join(".gitconfig"), "[user]\n\tname = dev\n");
+    put(p.ws.join(".env"), "API=ws-secret\n");
+    put(p.ws.join("config/master.key"), "key-secret\n");
+    put(p.ws.join("src/app.py"), "print('ok')\n");
+    // The user adds a path of their own; it is hidden too.
+    put(p.home.join(".config/loopguard/policy.toml"), "version = 1\n[paths]\nsecret_read = [\"~/.bundle/config\"]\n");
+    let files = [".m2/settings.xml", ".gradle/gradle.properties", ".claude.json", ".bundle/config", ".gitconfig"];
+    let mut script: String = files.iter().map(|f| format!("cat \"$HOME/{f}\" 2>/dev/null; ")).collect();
+    script.push_str("cat .env config/master.key src/app.py 2>/dev/null; true");
+    let out = exec(&p, &["--", "bash", "-c", &script], &[]);
+    let seen = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for secret in ["m2-secret", "gradle-secret", "claude-secret", "bundle-secret", "ws-secret", "key-secret"] {
+        assert!(!seen.contains(secret), "{secret} readable inside the sandbox: {seen}");
+    }
+    assert!(seen.contains("name = dev") && seen.contains("print('ok')"), "ordinary files stay readable: {seen}");
+
+    // A test runner named in `[exec] secrets_for` reads the workspace's `.env`, not the home's.
+    put(p.home.join(".config/loopguard/policy.toml"), "version = 1\n[exec]\nsecrets_for = [\"bash run-tests.sh\"]\n");
+    put(p.ws.join("run-tests.sh"), "cat .env; cat \"$HOME/.m2/settings.xml\" 2>/dev/null; true\n");
+    let out = exec(&p, &["--", "bash", "-c", "bash run-tests.sh"], &[]);
+    let seen = text(&out.stdout);
+    assert!(seen.contains("ws-secret") && !seen.contains("m2-secret"), "{seen}{}", text(&out.stderr));
+    let out = exec(&p, &["--", "bash", "-c", "cat .env; true"], &[]);
+    assert!(!text(&out.stdout).contains("ws-secret"), "only the named command reads it");
+}

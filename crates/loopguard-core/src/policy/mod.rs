@@ -74,6 +74,7 @@ pub struct Policy {
     project_breakers: Vec<BreakerRule>,
     grants: Vec<crate::permissions::PermissionGrant>,
     exec_env_allow: Vec<String>,
+    exec_secrets_for: Vec<String>,
     exec_wrap_bash: bool,
     exec_canary_env: Vec<String>,
     exec_canary_file: bool,
@@ -259,6 +260,7 @@ impl Policy {
             project_breakers: Vec::new(),
             grants: Vec::new(),
             exec_env_allow: Vec::new(),
+            exec_secrets_for: Vec::new(),
             exec_wrap_bash: true,
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
@@ -391,18 +393,20 @@ impl Policy {
         }
     }
 
-    /// `[paths]` lists (denylist, secret_read, secret_read_except): the user layer replaces a
-    /// list, a project layer can only add to it.
+    /// `[paths]` lists (denylist, secret_read, secret_read_except): the user layer replaces the
+    /// denylist and the exceptions, a project layer can only add to them; `secret_read` is only
+    /// ever added to — the built-in secret paths are a floor (they are what the sandbox hides as
+    /// well), and one file is let through only by naming it in `secret_read_except`.
     fn merge_paths(&mut self, m: &Merging<'_>, lists: [Option<Vec<At<String>>>; 3]) {
         let [deny, secret, except] = lists;
-        for (mine, theirs) in [
-            (&mut self.paths.denylist, deny),
-            (&mut self.paths.secret_read, secret),
-            (&mut self.paths.secret_read_except, except),
+        for (mine, theirs, additive) in [
+            (&mut self.paths.denylist, deny, false),
+            (&mut self.paths.secret_read, secret, true),
+            (&mut self.paths.secret_read_except, except, false),
         ] {
             let Some(list) = theirs else { continue };
             let values = list.into_iter().map(|a| a.value);
-            if m.tighten_only() {
+            if m.tighten_only() || additive {
                 for v in values {
                     if !mine.contains(&v) {
                         mine.push(v);
@@ -484,6 +488,7 @@ impl Policy {
     fn merge_exec(&mut self, b: &mut read_breakers::BreakerLayer) {
         self.grants.append(&mut b.grants);
         self.exec_env_allow.append(&mut b.env_allow);
+        self.exec_secrets_for.append(&mut b.secrets_for);
         if let Some(w) = b.wrap_bash.take() {
             self.exec_wrap_bash = w;
         }
@@ -530,6 +535,13 @@ impl Policy {
     /// Credential-looking environment variables `loopguard exec` keeps (`[exec] env_allow`).
     pub fn exec_env_allow(&self) -> &[String] {
         &self.exec_env_allow
+    }
+
+    /// Commands (the command line's first words) whose sandbox keeps the workspace's secret files
+    /// readable (`[exec] secrets_for`, user layer only): a test runner that loads `.env`. Home
+    /// credentials stay hidden for every command.
+    pub fn exec_secrets_for(&self) -> &[String] {
+        &self.exec_secrets_for
     }
 
     /// Canary credentials `loopguard exec` plants: environment variable names
@@ -878,8 +890,9 @@ impl Policy {
         }
         let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
         out.push_str(&format!(
-            "\n[exec]\nenv_allow = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
+            "\n[exec]\nenv_allow = [{}]\nsecrets_for = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
             list(&self.exec_env_allow),
+            list(&self.exec_secrets_for),
             self.exec_wrap_bash,
             list(&self.exec_canary_env),
             self.exec_canary_file,

@@ -23,6 +23,8 @@ pub(crate) struct BreakerLayer {
     pub dual_control: Vec<String>,
     pub grants: Vec<crate::permissions::PermissionGrant>,
     pub env_allow: Vec<String>,
+    /// `[exec] secrets_for`: commands whose sandbox keeps the workspace's secret files readable.
+    pub secrets_for: Vec<String>,
     pub wrap_bash: Option<bool>,
     pub canary_env: Vec<String>,
     pub canary_file: Option<bool>,
@@ -295,6 +297,11 @@ impl Reader<'_> {
                         out.env_allow.extend(self.strings(v, "exec.env_allow").into_iter().map(|s| s.value));
                     }
                 }
+                "secrets_for" => {
+                    if self.user_only(v.span(), "exec.secrets_for") {
+                        out.secrets_for.extend(self.strings(v, "exec.secrets_for").into_iter().map(|s| s.value));
+                    }
+                }
                 "wrap_bash" => {
                     if let Some(b) = self.boolean(v, "exec.wrap_bash") {
                         // Turning the sandbox on only tightens; turning it off is the user's call.
@@ -331,7 +338,7 @@ impl Reader<'_> {
                 _ => self.unknown_key(
                     k,
                     "[exec]",
-                    &["env_allow", "wrap_bash", "canary_env", "canary_file", "unenforced"],
+                    &["env_allow", "secrets_for", "wrap_bash", "canary_env", "canary_file", "unenforced"],
                 ),
             }
         }

@@ -420,3 +420,17 @@ fn the_fleet_is_the_users_to_join_and_its_password_is_never_shown() {
         .unwrap_err();
     assert!(err.to_string().contains("64 hex digits"), "{err}");
 }
+
+/// The built-in secret paths are a floor: a user layer adds to them and cannot drop one (they are
+/// what the sandbox hides too); the exceptions are how one file is let through.
+#[test]
+fn secret_read_is_only_ever_added_to() {
+    let p = layer(LayerKind::User, "version = 1\n[paths]\nsecret_read = [\".env\", \"~/.mytool/token\"]\n").unwrap();
+    let list = &p.path_lists().secret_read;
+    for want in ["~/.ssh/**", "~/.aws/**", "~/.claude.json", "~/.mytool/token"] {
+        assert!(list.iter().any(|x| x == want), "{want} missing from {list:?}");
+    }
+    assert_eq!(list.iter().filter(|x| *x == ".env").count(), 1, "{list:?}");
+    let p = layer(LayerKind::User, "version = 1\n[paths]\nsecret_read_except = [\"~/.ssh/config\"]\n").unwrap();
+    assert_eq!(p.path_lists().secret_read_except, vec!["~/.ssh/config".to_string()]);
+}

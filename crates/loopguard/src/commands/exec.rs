@@ -32,6 +32,10 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     let mut mounts =
         loopguard::exec::Mounts::default_profile(env.home.as_deref(), &roots, env.state_home().ok().as_deref());
     mounts.hide.extend(env.user_policy().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
+    // What the policy calls secret is unreadable inside too (the workspace's own secret files
+    // unless `[exec] secrets_for` names the command).
+    let workspace_too = !loopguard::exec::needs_workspace_secrets(&argv, policy.exec_secrets_for());
+    mounts.hide.extend(loopguard::exec::policy_secrets(&policy, env.home.as_deref(), &workspace, workspace_too));
     mounts.settle(&roots);
     let caches = loopguard::exec::caches(env.home.as_deref());
     let code = loopguard::exec::run(
