@@ -7,7 +7,7 @@
 //! "workspace": DIR, "home": DIR?, "state": DIR?, "user_policy": FILE?, "mode": "unattended",
 //! "confinement": true, "policy": {"name": "user.toml", "text": "…"}?}` (no `policy`: the
 //! built-in one; `input` defaults to `{}`). An answer: `{"verdict": "allow", "confine": false,
-//! "codes": […], "explain": "…"}`, or `{"error": "…"}` for a request that cannot be read (the
+//! "network": false, "codes": […], "explain": "…"}`, or `{"error": "…"}` for a request that cannot be read (the
 //! next line is still read).
 
 use loopguard_core::policy::LayerKind;
@@ -94,6 +94,7 @@ impl Decider {
         json!({
             "verdict": d.verdict().as_str(),
             "confine": d.must_confine(),
+            "network": d.network(),
             "codes": d.reasons().iter().map(|r| r.code.as_str()).collect::<Vec<_>>(),
             "explain": d.explain(),
         })

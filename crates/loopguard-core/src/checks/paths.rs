@@ -2,7 +2,8 @@
 
 use crate::checks::path_rules::PathRules;
 use crate::reasons::{
-    AUTORUN_FILE, CREDENTIAL_READ, PATH_DENYLISTED, PATH_HARDLINK, PATH_OUTSIDE_WORKSPACE, SELF_PROTECTION,
+    AUTORUN_FILE, CREDENTIAL_READ, PATH_DENYLISTED, PATH_HARDLINK, PATH_OUTSIDE_WORKSPACE, SECRET_IN_OUTGOING,
+    SELF_PROTECTION,
 };
 use crate::{Finding, RiskLevel, Verdict};
 use std::collections::VecDeque;
@@ -474,6 +475,21 @@ impl<'p> PathValidator<'p> {
             );
         }
         if access == Access::Stage {
+            // A file the policy calls secret (a key, a `.tfvars`, …), staged — `git add -f`
+            // forces even an ignored one in: a commit records it, a push publishes it.
+            if out.is_empty()
+                && let Some(pattern) = self.rules.and_then(|r| r.secret(&real, self.workspace(), self.home.as_deref()))
+            {
+                out.push(
+                    Finding::new(
+                        SECRET_IN_OUTGOING,
+                        Verdict::Ask,
+                        RiskLevel::High,
+                        format!("{what} `{raw}` stages a secret file (pattern `{pattern}`): a commit records it and a push publishes it."),
+                    )
+                    .with_remedy("keep it out of git (list it in .gitignore) and commit a template such as `.env.example` instead."),
+                );
+            }
             return out;
         }
         let autorun = self.rules.and_then(|r| r.autorun(&real, self.workspace(), self.home.as_deref()));
