@@ -475,37 +475,13 @@ impl<'p> PathValidator<'p> {
             );
         }
         if access == Access::Stage {
-            // A file the policy calls secret (a key, a `.tfvars`, …), staged — `git add -f`
-            // forces even an ignored one in: a commit records it, a push publishes it.
-            if out.is_empty()
-                && let Some(pattern) = self.rules.and_then(|r| r.secret(&real, self.workspace(), self.home.as_deref()))
-            {
-                out.push(
-                    Finding::new(
-                        SECRET_IN_OUTGOING,
-                        Verdict::Ask,
-                        RiskLevel::High,
-                        format!("{what} `{raw}` stages a secret file (pattern `{pattern}`): a commit records it and a push publishes it."),
-                    )
-                    .with_remedy("keep it out of git (list it in .gitignore) and commit a template such as `.env.example` instead."),
-                );
+            if out.is_empty() {
+                out.extend(self.staged_secret(raw, &real, what));
             }
             return out;
         }
-        let autorun = self.rules.and_then(|r| r.autorun(&real, self.workspace(), self.home.as_deref()));
-        if let Some(pattern) = autorun.filter(|_| out.is_empty()) {
-            let verb = if access == Access::Delete { "deletes" } else { "writes" };
-            out.push(
-                Finding::new(
-                    AUTORUN_FILE,
-                    Verdict::Ask,
-                    RiskLevel::High,
-                    format!(
-                        "{what} `{raw}` {verb} a file a tool runs by itself later (`{pattern}`: CI on push, direnv on `cd`, the editor on opening the folder, a dev container or a git-hook manager), outside any sandbox."
-                    ),
-                )
-                .with_remedy("leave CI, editor, direnv and hook configuration to the human, or ask them to confirm this change."),
-            );
+        if out.is_empty() {
+            out.extend(self.autorun(raw, &real, what, access));
         }
         if !self.contains(&real) {
             out.push(
@@ -522,6 +498,38 @@ impl<'p> PathValidator<'p> {
             );
         }
         out
+    }
+
+    /// A file the policy calls secret (a key, a `.tfvars`, …), staged — `git add -f` forces even
+    /// an ignored one in: a commit records it, a push publishes it.
+    fn staged_secret(&self, raw: &str, real: &Path, what: &str) -> Option<Finding> {
+        let pattern = self.rules?.secret(real, self.workspace(), self.home.as_deref())?;
+        Some(
+            Finding::new(
+                SECRET_IN_OUTGOING,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!("{what} `{raw}` stages a secret file (pattern `{pattern}`): a commit records it and a push publishes it."),
+            )
+            .with_remedy("keep it out of git (list it in .gitignore) and commit a template such as `.env.example` instead."),
+        )
+    }
+
+    /// A write or delete of a file a tool runs by itself later (`autorun-file`).
+    fn autorun(&self, raw: &str, real: &Path, what: &str, access: Access) -> Option<Finding> {
+        let pattern = self.rules?.autorun(real, self.workspace(), self.home.as_deref())?;
+        let verb = if access == Access::Delete { "deletes" } else { "writes" };
+        Some(
+            Finding::new(
+                AUTORUN_FILE,
+                Verdict::Ask,
+                RiskLevel::High,
+                format!(
+                    "{what} `{raw}` {verb} a file a tool runs by itself later (`{pattern}`: CI on push, direnv on `cd`, the editor on opening the folder, a dev container or a git-hook manager), outside any sandbox."
+                ),
+            )
+            .with_remedy("leave CI, editor, direnv and hook configuration to the human, or ask them to confirm this change."),
+        )
     }
 }
 
