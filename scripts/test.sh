@@ -17,7 +17,10 @@ command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-lists_missing() { ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; }
+# The package lists matter only while Go is still to be unpacked from them (below).
+lists_missing() {
+  [ ! -x target/e2e-tools/go/usr/lib/go-1.19/bin/go ] && ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1
+}
 if [ "${#need[@]}" -gt 0 ] || lists_missing; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "scripts/test.sh: installing ${need[*]:-the package lists}" >&2
