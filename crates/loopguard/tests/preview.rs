@@ -118,16 +118,21 @@ fn when_the_simulation_is_impossible_the_prediction_is_labelled() {
     assert!(ws.join("a.txt").exists());
 }
 
-#[test]
-fn a_high_risk_ask_carries_a_preview_for_the_human() {
-    let sb = Sandbox::new();
-    project(&sb);
+/// The project committed in a real repository, with an uncommitted edit of `src/main.rs`.
+fn work_in_progress(sb: &Sandbox) {
+    project(sb);
     std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
     let git = |args: &[&str]| common::git(&sb.ws, args);
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-qm", "base"]);
     sb.write("src/main.rs", "fn main() { println!(\"unsaved work\"); }\n");
+}
+
+#[test]
+fn a_high_risk_ask_carries_a_preview_for_the_human() {
+    let sb = Sandbox::new();
+    work_in_progress(&sb);
     // Discarding uncommitted work asks (high risk); the human sees what it would undo.
     let out = sb.pre("s", "Bash", json!({"command": "git checkout -- src/main.rs"}));
     let (v, r) = common::decision(&out).unwrap();
@@ -229,13 +234,7 @@ fn the_user_can_turn_the_hook_preview_off_but_a_project_policy_cannot() {
 fn a_preview_that_overruns_is_cut_off_with_everything_it_started() {
     use std::os::unix::fs::PermissionsExt;
     let mut sb = Sandbox::new();
-    project(&sb);
-    std::fs::remove_dir_all(sb.ws.join(".git")).unwrap();
-    let git = |args: &[&str]| common::git(&sb.ws, args);
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "base"]);
-    sb.write("src/main.rs", "fn main() { println!(\"unsaved work\"); }\n");
+    work_in_progress(&sb);
     // A `git` whose checkout hangs (everything else is the real git, which the hook also asks).
     let real =
         String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout)
