@@ -1689,6 +1689,18 @@ pub fn harmless_value(name: &str, value: &str) -> bool {
     }
 }
 
+/// git configuration keys that change what `git push` sends or where: refspecs, the mirror
+/// switch, destinations and their rewrites, which remote and which branches a bare push uses.
+pub fn git_push_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    let last = k.rsplit('.').next().unwrap_or("");
+    (k.starts_with("remote.") && matches!(last, "push" | "mirror" | "url" | "pushurl"))
+        || (k.starts_with("url.") && matches!(last, "insteadof" | "pushinsteadof"))
+        || (k.starts_with("branch.") && matches!(last, "pushremote" | "remote"))
+        || k == "push.default"
+        || k == "remote.pushdefault"
+}
+
 /// git configuration keys whose value is a program git runs (or a place it runs programs from).
 pub fn git_exec_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
@@ -2656,6 +2668,12 @@ fn git(c: &Command) -> Option<String> {
             let key = if matches!(ops.first(), Some(&"set")) { ops.get(1) } else { ops.first() };
             if !reads && ops.len() >= 2 && key.is_some_and(|k| git_exec_key(k)) {
                 return Some(format!("`git config {}` sets a program git will run", key.copied().unwrap_or("")));
+            }
+            if !reads && ops.len() >= 2 && key.is_some_and(|k| git_push_key(k)) {
+                return Some(format!(
+                    "`git config {}` changes what a later `git push` sends or where (a forced refspec, another destination)",
+                    key.copied().unwrap_or("")
+                ));
             }
             if rest.iter().any(|t| *t == "--file" || *t == "-f" || t.starts_with("--file=")) && !reads {
                 return Some("`git config --file` writes configuration the analysis does not check".into());
