@@ -283,6 +283,9 @@ pub fn preview_command(cmd: &str, ctx: &Ctx<'_>) -> DryRunPreview {
 
 type Simulated = (Method, Vec<FileChange>, String);
 
+/// How long a preview waits for its pipes' last bytes once the command has ended.
+const PIPE_GRACE: Duration = Duration::from_millis(100);
+
 fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
     use std::process::{Command, Stdio};
     let ws = std::fs::canonicalize(ctx.workspace).map_err(|e| format!("{}: {e}", ctx.workspace.display()))?;
@@ -316,14 +319,19 @@ fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let start = Instant::now();
     let mut child = c.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    // Each pipe is read on a thread of its own that hands its bytes over a channel: the wait for
+    // them is bounded below, so a process that cannot die at once (stuck in the kernel, holding
+    // the pipe open) cannot hold the preview past its budget.
     let pump = |r: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(r) = r {
                 let _ = r.take(MAX_OUTPUT as u64 * 4).read_to_end(&mut buf);
             }
-            buf
-        })
+            let _ = tx.send(buf);
+        });
+        rx
     };
     let out = pump(child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>));
     let err = pump(child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>));
@@ -343,7 +351,11 @@ fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
         std::thread::sleep(Duration::from_millis(2));
     };
     let millis = start.elapsed().as_millis() as u64;
-    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    // The output the pipes gave by the end of the budget (plus a moment for a finished command's
+    // last bytes); what comes later is not waited for.
+    let grace = ctx.timeout.saturating_sub(start.elapsed()).max(PIPE_GRACE);
+    let (stdout, stderr) =
+        (out.recv_timeout(grace).unwrap_or_default(), err.recv_timeout(PIPE_GRACE).unwrap_or_default());
     let stderr_text = String::from_utf8_lossy(&stderr).into_owned();
     // The sandbox could not be set up: say so, do not pretend it ran.
     if status.code() == Some(125) && stderr_text.starts_with("loopguard preview:") {
