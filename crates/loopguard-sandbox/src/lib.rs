@@ -4,7 +4,6 @@
 //!
 //! - [`enter_namespaces`]: `unshare` of a user, mount (and network) namespace, with the user
 //!   namespace mapping our own uid and gid to themselves.
-//! - [`enter_pid_namespace`]: `unshare` of a PID namespace, so the next child is its init.
 //! - [`spawn_with_setup`]: spawn a command that runs a setup closure between fork and exec
 //!   (`pre_exec`), refused unless this process is single-threaded.
 //!
@@ -50,18 +49,6 @@ pub fn enter_namespaces(new_net: bool) -> Result<(), NamespaceError> {
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))
-}
-
-/// Makes this process's next child the first process (PID 1) of a new PID namespace, owned by
-/// the user namespace this process is in (call [`enter_namespaces`] first). When that child
-/// dies, the kernel kills every process left in the namespace — whatever process groups or
-/// sessions they made themselves — so killing it ends everything the command started.
-#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
-pub fn enter_pid_namespace() -> io::Result<()> {
-    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could
-    // then observe file descriptors from an unshared table). Only NEWPID is passed: it changes
-    // the PID namespace of later children, not the descriptor table.
-    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWPID) }.map_err(io::Error::from)
 }
 
 /// Spawns `cmd` with `setup` run in the child between fork and exec (an error from it aborts

@@ -543,6 +543,9 @@ pub fn preview_inner(
             return Err(format!("{s}: overlay options cannot name a path with `,`, `:` or `\\`"));
         }
     }
+    // A session of its own: at the time limit the caller ends every process of the session,
+    // also those that left the process group (`timeout` makes a group of its own).
+    rustix::process::setsid().map_err(|e| format!("cannot start a session for the preview ({e})"))?;
     isolate_for_preview()?;
     let opts =
         format!("lowerdir={},upperdir={},workdir={},userxattr", workspace.display(), upper.display(), work.display());
@@ -576,28 +579,8 @@ pub fn preview_inner(
     // kill real processes) and no abstract UNIX socket outside it.
     confine(ABI::V6, false, &writable, true)?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
-    // The command runs as the first process of a PID namespace of its own: when the preview's
-    // time is up, killing it (with this process's group) ends everything it started, even
-    // what left the group (`timeout`, `setsid`, daemons), so nothing outlives the preview.
-    // Where the kernel refuses a PID namespace, the command is run in place as before.
-    if loopguard_sandbox::enter_pid_namespace().is_err() {
-        let err = Command::new(program).args(args).exec();
-        return Err(format!("cannot run `{program}`: {err}"));
-    }
-    // And it dies with this process (the namespace's first process may leave our process
-    // group, as `timeout` does, so the caller's group kill would not reach it).
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    let mut child = loopguard_sandbox::spawn_with_setup(&mut cmd, || {
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)).map_err(Into::into)
-    })
-    .map_err(|e| format!("cannot run `{program}`: {e}"))?;
-    let status = child.wait().map_err(|e| format!("`{program}` did not finish: {e}"))?;
-    let code = status.code().unwrap_or_else(|| {
-        use std::os::unix::process::ExitStatusExt;
-        128 + status.signal().unwrap_or(9)
-    });
-    std::process::exit(code)
+    let err = Command::new(program).args(args).exec();
+    Err(format!("cannot run `{program}`: {err}"))
 }
 
 /// A fresh user, mount and network namespace for a preview, mounts made private so nothing

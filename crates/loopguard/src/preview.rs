@@ -283,6 +283,58 @@ pub fn preview_command(cmd: &str, ctx: &Ctx<'_>) -> DryRunPreview {
 
 type Simulated = (Method, Vec<FileChange>, String);
 
+/// Waits for the preview's command until `timeout` (from `start`); then kills its session and
+/// waits a moment more, never longer: a process stuck in the kernel (setting up namespaces,
+/// paging in) dies only when its system call returns, and the hook's answer is due. Returns the
+/// exit status and whether the time limit ended it.
+fn wait_bounded(
+    child: &mut std::process::Child,
+    start: Instant,
+    timeout: Duration,
+) -> Result<(std::process::ExitStatus, bool), String> {
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok((s, false));
+        }
+        if start.elapsed() > timeout {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    kill_session(child.id());
+    let until = Instant::now() + PIPE_GRACE;
+    loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok((s, true));
+        }
+        if Instant::now() > until {
+            return Err("the simulation did not stop within its time limit".into());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Kills the preview's process group and every process of its session (`leader`'s): what left
+/// the group (`timeout`, a backgrounded job) is still in the session. A process that made a
+/// session of its own (`setsid`) is not found this way.
+fn kill_session(leader: u32) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let Some(pid) = Pid::from_raw(leader as i32) else { return };
+    let _ = kill_process_group(pid, Signal::KILL);
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for e in procs.flatten() {
+        let Some(n) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // `pid (comm) state ppid pgrp session …`: the name may hold spaces and parentheses.
+        let session = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(3));
+        if session.and_then(|s| s.parse::<i32>().ok()) == Some(leader as i32)
+            && let Some(p) = Pid::from_raw(n)
+        {
+            let _ = kill_process(p, Signal::KILL);
+        }
+    }
+}
+
 /// How long a preview waits for its pipes' last bytes once the command has ended.
 const PIPE_GRACE: Duration = Duration::from_millis(100);
 
@@ -316,7 +368,7 @@ fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    // The inner half makes a session of its own (`setsid`), which is also its process group.
     let start = Instant::now();
     let mut child = c.spawn().map_err(|e| format!("cannot start the sandbox: {e}"))?;
     // Each pipe is read on a thread of its own that hands its bytes over a channel: the wait for
@@ -335,21 +387,7 @@ fn simulate(cmd: &str, ctx: &Ctx<'_>) -> Result<Simulated, String> {
     };
     let out = pump(child.stdout.take().map(|o| Box::new(o) as Box<dyn Read + Send>));
     let err = pump(child.stderr.take().map(|e| Box::new(e) as Box<dyn Read + Send>));
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
-            break s;
-        }
-        if start.elapsed() > ctx.timeout {
-            timed_out = true;
-            let pid = rustix::process::Pid::from_raw(child.id() as i32);
-            if let Some(pid) = pid {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
-            break child.wait().map_err(|e| e.to_string())?;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let (status, timed_out) = wait_bounded(&mut child, start, ctx.timeout)?;
     let millis = start.elapsed().as_millis() as u64;
     // The output the pipes gave by the end of the budget (plus a moment for a finished command's
     // last bytes); what comes later is not waited for.

@@ -22,6 +22,9 @@ pub struct Env {
     /// Trip effects are left queued for an explicit `loopguard breaker flush` instead of a
     /// detached background flush (`LOOPGUARD_EFFECTS=manual`; the demo and some tests).
     pub manual_effects: bool,
+    /// When the host's answer is due (a hook call): advice that takes time — the ask's preview —
+    /// is cut to what is left of it, or left out.
+    pub hook_deadline: Option<std::time::Instant>,
 }
 
 fn abs_var(name: &str) -> Option<PathBuf> {
@@ -38,6 +41,7 @@ impl Env {
             home: abs_var("HOME"),
             claude_project_dir: abs_var("CLAUDE_PROJECT_DIR"),
             manual_effects: std::env::var_os("LOOPGUARD_EFFECTS").is_some_and(|v| v == "manual"),
+            hook_deadline: None,
         }
     }
 

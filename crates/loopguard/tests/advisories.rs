@@ -94,14 +94,19 @@ fn the_gate_asks_or_denies_for_vulnerable_dependency_changes() {
     assert_eq!(v, "allow");
 }
 
+/// The advisory gate's tests judge its answers, not the preview a high-risk ask carries.
+const NO_PREVIEW: &str = "[preview]\nin_hook = false\n";
+
 #[test]
 fn broken_advisory_data_asks_rather_than_allows() {
     let sb = Sandbox::new();
+    // The advisory gate alone: no simulated preview of the asked call (tests/preview.rs has it).
+    sb.user_policy(NO_PREVIEW);
     sb.run(&["advisories", "import", fixture("advisories").to_str().unwrap()], "");
     std::fs::write(sb.state.join("advisories/crates.io/smallvec.jsonl"), "{not json\n").unwrap();
     let (v, reason) =
         common::decision(&sb.pre("s", "Bash", serde_json::json!({"command": "cargo add smallvec@1.6.1"}))).unwrap();
-    assert_eq!(v, "ask");
+    assert_eq!(v, "ask", "{reason}");
     assert!(reason.contains("cannot be checked against the advisory data"), "{reason}");
 }
 
@@ -280,21 +285,21 @@ fn policy_settings_ask_deny_missing_and_max_age() {
             .map_or(("allow".to_string(), String::new()), |d| d)
     };
     // `missing = "ask"`: without data a dependency change asks.
-    sb.user_policy("[advisories]\nmissing = \"ask\"\n");
+    sb.user_policy(&format!("[advisories]\nmissing = \"ask\"\n{NO_PREVIEW}"));
     let (v, r) = verdict("npm install lodash@4.17.21");
     assert_eq!(v, "ask", "{r}");
     assert!(r.contains("[advisory-data-missing]"), "{r}");
     multi(&sb);
     // `action = "deny"` and `deny_cvss`.
-    sb.user_policy("[advisories]\naction = \"deny\"\n");
+    sb.user_policy(&format!("[advisories]\naction = \"deny\"\n{NO_PREVIEW}"));
     assert_eq!(verdict("pip install requests==2.30.0").0, "deny");
-    sb.user_policy("[advisories]\ndeny_cvss = 10.1\n");
+    sb.user_policy(&format!("[advisories]\ndeny_cvss = 10.1\n{NO_PREVIEW}"));
     assert_eq!(verdict("npm install minimist@1.2.5").0, "ask", "9.8 no longer denies");
     // A project policy can only tighten: its looser values lose to the user's.
     sb.write(".loopguard/policy.toml", "[advisories]\ndeny_cvss = 7.0\nmissing = \"allow\"\n");
     assert_eq!(verdict("npm install lodash@4.17.20").0, "deny", "7.2 ≥ the project's 7.0");
     sb.write(".loopguard/policy.toml", "[advisories]\naction = \"ask\"\nmax_age_days = 90\n");
-    sb.user_policy("[advisories]\naction = \"deny\"\nmax_age_days = 10\n");
+    sb.user_policy(&format!("[advisories]\naction = \"deny\"\nmax_age_days = 10\n{NO_PREVIEW}"));
     assert_eq!(verdict("pip install requests==2.30.0").0, "deny", "the project cannot turn deny into ask");
     // Stale data: every result carries the warning, and an allowed call tells the human.
     let later = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 40 * 86400)
@@ -314,7 +319,7 @@ fn policy_settings_ask_deny_missing_and_max_age() {
     assert_eq!(code, 0);
     assert!(out.starts_with("warning: the advisory data was imported 40 days ago"), "{out}");
     // Bad values are coded policy errors.
-    sb.user_policy("[advisories]\naction = \"allow\"\n");
+    sb.user_policy(&format!("[advisories]\naction = \"allow\"\n{NO_PREVIEW}"));
     let (code, _, err) = sb.run(&["policy", "check"], "");
     assert_ne!(code, 0);
     assert!(err.contains("advisories.action must be \"ask\" or \"deny\""), "{err}");

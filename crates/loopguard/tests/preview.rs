@@ -260,7 +260,7 @@ fn a_preview_that_overruns_is_cut_off_with_everything_it_started() {
     let (v, r) = common::decision(&out).unwrap();
     assert_eq!(v, "ask", "{r}");
     assert!(!r.contains("hook-deadline-exceeded"), "{r}");
-    // Nothing the preview started outlives it (the kernel ends its PID namespace).
+    // Nothing the preview started outlives it (every process of its session is killed).
     let alive = || {
         std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).any(|e| {
             std::fs::read(e.path().join("cmdline"))

@@ -17,7 +17,11 @@ pub(crate) fn main(args: &[String]) -> ExitCode {
     }
     let env = Env::from_process();
     let outcome = match parse_hook_args(&args[2..]) {
-        Some((host, deadline_ms, event)) => serve(host, event, env, Duration::from_millis(deadline_ms)),
+        Some((host, deadline_ms, event)) => {
+            let deadline = Duration::from_millis(deadline_ms);
+            let env = Env { hook_deadline: Some(std::time::Instant::now() + deadline), ..env };
+            serve(host, event, env, deadline)
+        }
         None => {
             let usage = HookError::Usage(
                 "the loopguard hook command line is invalid (expected `loopguard hook <claude-code|codex|gemini|copilot|cursor> [--deadline-ms N]`, N from 10 to 60000, and for copilot's camelCase hooks `--event <event>`); denied.".into(),

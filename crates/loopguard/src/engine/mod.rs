@@ -26,6 +26,10 @@ use std::path::{Path, PathBuf};
 /// Time a high-risk ask may spend simulating its command for the human (the hook's deadline is
 /// 2 s by default).
 const PREVIEW_IN_HOOK: std::time::Duration = std::time::Duration::from_millis(700);
+/// What a preview leaves of the hook's deadline for the rest of the call (audit, journal, answer).
+const PREVIEW_MARGIN: std::time::Duration = std::time::Duration::from_millis(600);
+/// A preview with less time than this is not started.
+const PREVIEW_MIN: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// One hook call's engine: the process environment and what the calling host can do.
 #[derive(Debug, Clone)]
@@ -158,7 +162,7 @@ impl<'a> Engine<'a> {
         let preview = policy
             .as_ref()
             .is_ok_and(Policy::preview_in_hook)
-            .then(|| ask_preview(&decision, &call, &p.workspace, self.env.home.as_deref()))
+            .then(|| ask_preview(&decision, &call, &p.workspace, self.env.home.as_deref(), self.env.hook_deadline))
             .flatten();
         let end_session = gated.end_session.clone().filter(|_| decision.verdict() == Verdict::Deny);
         Ok(Answer::Decide { decision, preview, notices, end_session })
@@ -562,7 +566,13 @@ fn wrapped_command(d: &Decision, command: &str, workspace: &Path) -> Option<Stri
 }
 
 /// A short preview of what a high-risk asked call would do, for the human deciding.
-fn ask_preview(d: &Decision, call: &ToolCall, workspace: &Path, home: Option<&Path>) -> Option<String> {
+fn ask_preview(
+    d: &Decision,
+    call: &ToolCall,
+    workspace: &Path,
+    home: Option<&Path>,
+    deadline: Option<std::time::Instant>,
+) -> Option<String> {
     // Code the analysis cannot see into is never run to preview it: the preview sandbox would
     // be running an attacker's code at decision time.
     if d.verdict() != Verdict::Ask
@@ -572,7 +582,16 @@ fn ask_preview(d: &Decision, call: &ToolCall, workspace: &Path, home: Option<&Pa
     {
         return None;
     }
-    let ctx = crate::preview::Ctx { workspace, home, timeout: PREVIEW_IN_HOOK };
+    // A preview is advice: it gets what is left of the hook's deadline after a margin for the
+    // rest of the call, at most its own budget; too little left, and the call goes without it.
+    let left = deadline.map_or(PREVIEW_IN_HOOK, |at| {
+        at.saturating_duration_since(std::time::Instant::now()).saturating_sub(PREVIEW_MARGIN)
+    });
+    let timeout = PREVIEW_IN_HOOK.min(left);
+    if timeout < PREVIEW_MIN {
+        return Some("not available (too little of the hook's deadline left to simulate it)".into());
+    }
+    let ctx = crate::preview::Ctx { workspace, home, timeout };
     match crate::preview::preview_tool_call(call, &ctx) {
         Ok(p) => Some(p.summary()),
         Err(e) => Some(format!("not available ({e})")),
