@@ -25,6 +25,7 @@ version = "0.1.0"
 #[test]
 fn import_then_check_a_lockfile() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     sb.write("Cargo.lock", LOCK);
     let (code, _, err) = sb.run(&["advisories", "check"], "");
     assert_eq!(code, 2);
@@ -56,6 +57,7 @@ fn import_then_check_a_lockfile() {
 #[test]
 fn the_gate_asks_or_denies_for_vulnerable_dependency_changes() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     let verdict = |tool: &str, input: serde_json::Value| {
         common::decision(&sb.pre("s", tool, input)).map_or(("allow".to_string(), String::new()), |d| d)
     };
@@ -119,6 +121,7 @@ fn multi(sb: &Sandbox) {
 #[test]
 fn npm_pypi_and_go_manifests_and_lockfiles() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     multi(&sb);
     sb.write(
         "package.json",
@@ -180,6 +183,7 @@ fn npm_pypi_and_go_manifests_and_lockfiles() {
 #[test]
 fn the_gate_covers_npm_pip_poetry_go_commands_and_manifest_edits() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     multi(&sb);
     let verdict = |tool: &str, input: serde_json::Value| {
         common::decision(&sb.pre("s", tool, input)).map_or(("allow".to_string(), String::new()), |d| d)
@@ -247,6 +251,7 @@ fn the_gate_covers_npm_pip_poetry_go_commands_and_manifest_edits() {
 #[test]
 fn zip_archives_import_like_directories() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     let zip_path = sb.root.path().join("all.zip");
     {
         let f = std::fs::File::create(&zip_path).unwrap();
@@ -277,6 +282,7 @@ fn zip_archives_import_like_directories() {
 #[test]
 fn policy_settings_ask_deny_missing_and_max_age() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     // A session per call: the denials here would otherwise trip the consecutive-blocks breaker.
     let n = std::cell::Cell::new(0);
     let verdict = |cmd: &str| {
@@ -330,6 +336,7 @@ fn a_real_npm_lockfile_written_by_npm_is_checked_nested_packages_included() {
     // tests/fixtures/lockfiles: written by `npm install --package-lock-only minimist@1.2.5
     // lodash@4.17.20 mkdirp@0.5.1` (npm 10, lockfile v3; mkdirp 0.5.1 pins its own minimist 0.0.8).
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     multi(&sb);
     for f in ["package.json", "package-lock.json"] {
         sb.write(f, &std::fs::read_to_string(fixture("lockfiles").join(f)).unwrap());
@@ -375,6 +382,7 @@ fn this_repositorys_own_cargo_lock_reads_as_a_real_lockfile() {
 #[test]
 fn python_lockfiles_are_checked_and_their_edits_gated() {
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     multi(&sb);
     sb.write("uv.lock", "version = 1\n[[package]]\nname = \"requests\"\nversion = \"2.25.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n");
     let (code, out, _) = sb.run(&["advisories", "check"], "");
@@ -394,6 +402,7 @@ fn real_yarn_and_pnpm_lockfiles_are_checked() {
     // tests/fixtures/lockfiles: written by yarn 1.22.22 and pnpm 9 for minimist 1.2.5 and
     // @types/node 20.0.0.
     let sb = Sandbox::new();
+    sb.user_policy(NO_PREVIEW);
     multi(&sb);
     for f in ["yarn.lock", "pnpm-lock.yaml"] {
         sb.write(f, &std::fs::read_to_string(fixture("lockfiles").join(f)).unwrap());
