@@ -183,6 +183,17 @@ const RUNS_LATER_FILES: &[&str] = &[
     "direnvrc",
 ];
 
+/// Whether `text` starts with a `#!` line naming a shell (directly or through `env`).
+fn shell_shebang(text: &str) -> bool {
+    let Some(line) = text.lines().next().and_then(|l| l.strip_prefix("#!")) else { return false };
+    let mut words = line.split_whitespace().map(|w| w.rsplit('/').next().unwrap_or(w));
+    let mut program = words.next().unwrap_or("");
+    if program == "env" {
+        program = words.find(|w| !w.starts_with('-') && !w.contains('=')).unwrap_or("");
+    }
+    matches!(program, "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "busybox" | "fish")
+}
+
 /// Extensions of code in a language other than shell. (Configuration — YAML, JSON, TOML — is
 /// not here: workflows, `package.json` scripts and task files carry shell commands.)
 const NON_SHELL_EXTENSIONS: &[&str] =
@@ -2851,7 +2862,10 @@ impl Analysis<'_> {
         // are commands, so one that runs code the analysis cannot see into counts; in a file of
         // another language a suffix is only a string or a comment that might reach a shell, so
         // only what the gate would deny counts (`# start at (0, 0)` in Python runs no `at`).
+        // The kernel picks the interpreter by the `#!` line, not the name: a `.py` that starts
+        // `#!/bin/sh` is a shell script.
         let shell_text = [".sh", ".bash", ".zsh"].iter().any(|e| name.ends_with(e))
+            || shell_shebang(text)
             || (runs_later_path(path, self.workspace())
                 && !name.rsplit_once('.').is_some_and(|(_, e)| NON_SHELL_EXTENSIONS.contains(&e)));
         if let Some((suffix, message)) = self.deny_in_text(text, shell_text) {
