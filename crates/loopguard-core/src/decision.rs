@@ -156,8 +156,10 @@ impl Decision {
         self.confined
     }
 
-    /// Whether the call may reach the network: the analysis saw it, or cannot rule it out (only
-    /// commands it knows work offline run without the network in `loopguard exec`).
+    /// Whether the call gets the network in `loopguard exec`: only when the analysis names a
+    /// need — a network tool or remote target it saw, or a command whose job is to download (a
+    /// package install, `git fetch`, a package runner). Builds, tests and code the analysis cannot
+    /// see into run without it.
     pub fn network(&self) -> bool {
         self.network
     }

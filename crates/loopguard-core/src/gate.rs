@@ -105,8 +105,10 @@ impl Gate<'_> {
             Action::Shell { command } => {
                 let knowledge = shell::Knowledge { commands: policy.commands(), packs: policy.packs() };
                 let report = shell::analyze(command, &call.cwd, ctx, knowledge, &paths());
-                // The sandbox keeps the network on unless the analysis knows the command needs none.
-                return (report.findings, report.required, report.network || !report.offline);
+                // The sandbox gives the network only to what the analysis names a need for: a
+                // network tool or remote target it saw, or a command whose job is to download.
+                // Builds, tests and code it cannot see into run without it.
+                return (report.findings, report.required, report.network || report.fetches);
             }
             Action::ReadFile { path } | Action::Search { path, .. } => {
                 let target = path.as_deref().map(|p| expand_home(p, ctx.home.as_deref()));

@@ -4,6 +4,8 @@
 //!
 //! - [`enter_namespaces`]: `unshare` of a user, mount (and network) namespace, with the user
 //!   namespace mapping our own uid and gid to themselves.
+//! - [`set_read_only`]: `mount_setattr` of a mount (or a whole tree of them) read-only or
+//!   writable, which rustix does not wrap.
 //! - [`spawn_with_setup`]: spawn a command that runs a setup closure between fork and exec
 //!   (`pre_exec`), refused unless this process is single-threaded.
 //!
@@ -49,6 +51,51 @@ pub fn enter_namespaces(new_net: bool) -> Result<(), NamespaceError> {
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
     write("gid_map", format!("{gid} {gid} 1"))
+}
+
+/// `struct mount_attr` of `<linux/mount.h>` (MOUNT_ATTR_SIZE_VER0: four `u64`, 32 bytes).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `MOUNT_ATTR_RDONLY`.
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+
+/// Makes the mount at `path` read-only (`read_only`) or writable, with every mount below it too
+/// when `recursive` (`mount_setattr(2)` with `AT_RECURSIVE`: one call, all or nothing). Only the
+/// read-only flag changes; the flags the host locked on a mount stay, and making a mount that
+/// the host locked read-only writable is refused by the kernel (`EPERM`). Linux 5.12 or newer,
+/// which Landlock (5.13) implies.
+#[expect(unsafe_code, reason = "mount_setattr(2) through libc::syscall; see the SAFETY comment")]
+pub fn set_read_only(path: &std::path::Path, read_only: bool, recursive: bool) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let attr = MountAttr {
+        attr_set: if read_only { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if read_only { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags: libc::c_uint = if recursive { libc::AT_RECURSIVE as libc::c_uint } else { 0 };
+    // SAFETY: mount_setattr(dirfd, path, flags, attr, size) reads a NUL-terminated path (`c`,
+    // alive until the call returns) and `size` bytes of `attr` (a `repr(C)` struct of exactly
+    // that size on the stack, alive until the call returns); it writes to neither, and no other
+    // memory is touched.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
 /// Spawns `cmd` with `setup` run in the child between fork and exec (an error from it aborts

@@ -377,7 +377,7 @@ fn bash_runs_in_the_kernel_sandbox_with_wrap_bash(claude: &Claude) {
     assert!(!outside.exists(), "the kernel let the write out; stderr: {}", run.stderr);
     assert_eq!(std::fs::read_to_string(sb.ws.join("inside.txt")).unwrap_or_default(), "hi\n", "stderr: {}", run.stderr);
     let (result, _) = tool_result(&run, "toolu_e2e_0").expect("a result for the python call");
-    assert!(result.contains("Permission denied"), "{result}");
+    assert!(result.contains("Read-only file system"), "{result}");
 }
 
 fn vulnerable_dependency_is_denied_and_a_stale_data_note_passes(claude: &Claude) {

@@ -358,9 +358,10 @@ fn a_confined_call_runs_inside_loopguard_exec(cli: &Cli) {
     );
     assert!(!outside.exists(), "{}: the write escaped: the call ran unconfined; {}", cli.host, run.stderr);
     // The python call was allowed (confined), ran, and the kernel refused its write: Python's
-    // own error, not Copilot's permission layer ("no interactive user response") nor a hook deny.
+    // own error (the file system outside the workspace is a read-only mount in the sandbox), not
+    // Copilot's permission layer ("no interactive user response") nor a hook deny.
     let seen = run.seen_by_model();
-    assert!(seen.contains("PermissionError") && seen.contains("Permission denied"), "{}: {seen}", cli.host);
+    assert!(seen.contains("OSError") && seen.contains("Read-only file system"), "{}: {seen}", cli.host);
     assert!(!seen.contains("no interactive user response") && !seen.contains("Denied by preToolUse hook"), "{seen}");
     let (_, tail, _) = sb.run(&["audit", "tail", "--all", "--json"], "");
     let allowed = tail

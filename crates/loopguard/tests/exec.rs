@@ -1,5 +1,5 @@
-//! `loopguard exec` for real: Landlock confines writes (EACCES outside, fine inside), the
-//! environment is scrubbed (checked from inside the child), TCP is refused without --net, output
+//! `loopguard exec` for real: writes are confined (everything outside the workspace is a
+//! read-only mount, with Landlock beneath; caches copy-on-write), the environment is scrubbed (checked from inside the child), TCP is refused without --net, output
 //! is redacted and the exit code kept; the command's TMPDIR is private and /tmp read-only.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -44,7 +44,7 @@ fn text(b: &[u8]) -> String {
 }
 
 #[test]
-fn writes_outside_the_workspace_fail_with_eacces_and_inside_succeed() {
+fn writes_outside_the_workspace_fail_with_erofs_and_inside_succeed() {
     let p = place();
     let outside = p.outside.join("x.txt");
     let script = format!(
@@ -56,17 +56,53 @@ fn writes_outside_the_workspace_fail_with_eacces_and_inside_succeed() {
     assert_eq!(text(&out.stdout), "ok-inside\ndenied-outside\n");
     assert!(p.ws.join("inside.txt").exists());
     assert!(!outside.exists());
-    // The errno itself, from Python.
+    // The errno itself, from Python: everything outside is a read-only mount in the sandbox
+    // (Landlock, underneath, would say EACCES); a change of mode or owner is refused the same way.
     let py = format!(
-        "import errno\ntry:\n open('{}','w')\nexcept OSError as e:\n print(errno.errorcode[e.errno])",
-        outside.display()
+        "import errno, os\nfor f in (lambda: open('{0}','w'), lambda: os.chmod('{1}', 0o777), lambda: os.utime('{1}')):\n try:\n  f(); print('DONE')\n except OSError as e:\n  print(errno.errorcode[e.errno])",
+        outside.display(),
+        p.outside.display()
     );
     let out = exec(&p, &["--", "python3", "-c", &py], &[]);
-    assert_eq!(text(&out.stdout).trim(), "EACCES");
+    assert_eq!(text(&out.stdout), "EROFS\nEROFS\nEROFS\n", "{}", text(&out.stderr));
     // Read-only writes nowhere, not even in the workspace.
     let out = exec(&p, &["--profile", "read-only", "--", "sh", "-c", "echo x > ro.txt || echo denied"], &[]);
     assert_eq!(text(&out.stdout).trim(), "denied");
     assert!(!p.ws.join("ro.txt").exists());
+}
+
+/// Nothing that runs later outside the sandbox can be changed from inside it: a package cache
+/// takes the command's writes into a layer of the workspace's own (which the next confined call
+/// sees), the real cache never changes; HOME's mode, its dotfiles and the workspace's git
+/// configuration cannot be changed either.
+#[test]
+fn caches_are_copy_on_write_and_home_cannot_be_changed() {
+    let p = place();
+    let cache = p.home.join(".cache/pre-commit");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("hook.py"), "print('real')\n").unwrap();
+    std::fs::write(p.home.join(".bashrc"), "# rc\n").unwrap();
+    std::fs::write(p.ws.join(".git/config"), "[core]\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |f: &std::path::Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o7777;
+    let home_mode = mode(&p.home);
+    let poison = format!(
+        "echo \"print('poisoned')\" > {0}/hook.py && echo new > {0}/added && echo wrote-cache; \
+         chmod 777 {1} || echo no-chmod; echo evil >> {1}/.bashrc || echo no-rc; \
+         echo evil >> .git/config || echo no-gitconfig",
+        cache.display(),
+        p.home.display()
+    );
+    let out = exec(&p, &["--", "sh", "-c", &poison], &[]);
+    assert_eq!(text(&out.stdout), "wrote-cache\nno-chmod\nno-rc\nno-gitconfig\n", "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(cache.join("hook.py")).unwrap(), "print('real')\n");
+    assert!(!cache.join("added").exists(), "a write reached the real cache");
+    assert_eq!(mode(&p.home), home_mode);
+    assert_eq!(std::fs::read_to_string(p.home.join(".bashrc")).unwrap(), "# rc\n");
+    assert_eq!(std::fs::read_to_string(p.ws.join(".git/config")).unwrap(), "[core]\n");
+    // The next confined call in the same workspace finds what the first one wrote.
+    let out = exec(&p, &["--", "cat", &format!("{}/added", cache.display())], &[]);
+    assert_eq!(text(&out.stdout), "new\n", "{}", text(&out.stderr));
 }
 
 /// A host may run a confined command in a directory of the model's choosing (Codex's `workdir`,
@@ -134,6 +170,21 @@ fn tcp_is_refused_without_net_and_allowed_with_it() {
     assert_eq!(text(&out.stdout).trim(), "EACCES", "{}", text(&out.stderr));
     let out = exec(&p, &["--net", "--", "python3", "-c", &py], &[]);
     assert_eq!(text(&out.stdout).trim(), "connected", "{}", text(&out.stderr));
+    // A command that fails offline is told why, and what works instead.
+    let fail = format!("{py}\nraise SystemExit(3)");
+    let out = exec(&p, &["--", "python3", "-c", &fail], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("ran without the network"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`cargo fetch`"), "{}", text(&out.stderr));
+    // The user may name commands that keep it (one plain command, first words as written).
+    std::fs::create_dir_all(p.home.join(".config/loopguard")).unwrap();
+    std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nnetwork_for = [\"python3 conn.py\"]\n")
+        .unwrap();
+    std::fs::write(p.ws.join("conn.py"), &py).unwrap();
+    let out = exec(&p, &["--", "python3", "conn.py"], &[]);
+    assert_eq!(text(&out.stdout).trim(), "connected", "{}", text(&out.stderr));
+    let out = exec(&p, &["--", "sh", "-c", "true; python3 conn.py"], &[]);
+    assert_eq!(text(&out.stdout).trim(), "EACCES", "{}", text(&out.stderr));
 }
 
 #[test]
@@ -188,8 +239,8 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     assert!(hook(&p, "echo hi").is_null());
     std::fs::write(p.home.join(".config/loopguard/policy.toml"), "[exec]\nwrap_bash = true\n").unwrap();
     // Python copying through a library is code the analysis does not follow: unattended, it is
-    // allowed only inside the sandbox, where the kernel refuses the write outside. Python may
-    // reach the network, so the sandbox keeps it.
+    // allowed only inside the sandbox, where the kernel refuses the write outside. Nothing in it
+    // names a need for the network, so the sandbox runs it without.
     let outside = p.outside.join("escaped.txt");
     let cmd = format!(
         "python3 -c \"import shutil; shutil.copyfile('/etc/hostname', '{}')\"; echo written > inside.txt",
@@ -199,7 +250,7 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "allow", "{v}");
     let wrapped = h["updatedInput"]["command"].as_str().unwrap();
-    assert!(wrapped.contains(" exec --profile workspace-write --net --workspace "), "{wrapped}");
+    assert!(wrapped.contains(" exec --profile workspace-write --workspace "), "{wrapped}");
     let run = Command::new("bash")
         .args(["-c", wrapped])
         .env_clear()
@@ -209,15 +260,27 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
         .current_dir(&p.ws)
         .output()
         .unwrap();
-    assert!(text(&run.stderr).contains("Permission denied"), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("Read-only file system"), "{}", text(&run.stderr));
     assert!(!outside.exists(), "the kernel let the write out");
     assert_eq!(std::fs::read_to_string(p.ws.join("inside.txt")).unwrap(), "written\n");
-    // The network when the analysis saw the command reach it; observe-level commands read only.
-    let v = hook(&p, "curl -sS https://example.com");
-    assert!(
-        v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains(" --net --workspace "),
-        "{v}"
-    );
+    // The network when the analysis saw the command reach it or names a need (downloading is
+    // its job); a build or a test runs without; observe-level commands read only.
+    for (cmd, net) in [
+        ("curl -sS https://example.com", true),
+        ("npm ci", true),
+        ("timeout 60 python3 -m pip install -r requirements.txt", true),
+        ("git -C sub fetch origin", true),
+        ("cargo fetch", true),
+        ("npm test", false),
+        ("cargo build --release", false),
+        ("make check", false),
+        ("go test ./...", false),
+    ] {
+        let v = hook(&p, cmd);
+        let wrapped = v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap_or_default().to_string();
+        assert!(wrapped.contains(" exec --profile "), "{cmd}: {v}");
+        assert_eq!(wrapped.contains(" --net --workspace "), net, "{cmd}: {wrapped}");
+    }
     let v = hook(&p, "ls -la");
     assert!(
         v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().contains("--profile read-only"),

@@ -75,6 +75,7 @@ pub struct Policy {
     grants: Vec<crate::permissions::PermissionGrant>,
     exec_env_allow: Vec<String>,
     exec_secrets_for: Vec<String>,
+    exec_network_for: Vec<String>,
     exec_wrap_bash: bool,
     exec_canary_env: Vec<String>,
     exec_canary_file: bool,
@@ -261,6 +262,7 @@ impl Policy {
             grants: Vec::new(),
             exec_env_allow: Vec::new(),
             exec_secrets_for: Vec::new(),
+            exec_network_for: Vec::new(),
             exec_wrap_bash: true,
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
@@ -489,6 +491,7 @@ impl Policy {
         self.grants.append(&mut b.grants);
         self.exec_env_allow.append(&mut b.env_allow);
         self.exec_secrets_for.append(&mut b.secrets_for);
+        self.exec_network_for.append(&mut b.network_for);
         if let Some(w) = b.wrap_bash.take() {
             self.exec_wrap_bash = w;
         }
@@ -542,6 +545,13 @@ impl Policy {
     /// credentials stay hidden for every command.
     pub fn exec_secrets_for(&self) -> &[String] {
         &self.exec_secrets_for
+    }
+
+    /// Commands (the command line's first words) whose sandbox keeps the network although the
+    /// analysis names no need for it (`[exec] network_for`, user layer only): a build that
+    /// downloads its dependencies itself, for a user who accepts that its code runs online.
+    pub fn exec_network_for(&self) -> &[String] {
+        &self.exec_network_for
     }
 
     /// Canary credentials `loopguard exec` plants: environment variable names
@@ -890,9 +900,10 @@ impl Policy {
         }
         let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
         out.push_str(&format!(
-            "\n[exec]\nenv_allow = [{}]\nsecrets_for = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
+            "\n[exec]\nenv_allow = [{}]\nsecrets_for = [{}]\nnetwork_for = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
             list(&self.exec_env_allow),
             list(&self.exec_secrets_for),
+            list(&self.exec_network_for),
             self.exec_wrap_bash,
             list(&self.exec_canary_env),
             self.exec_canary_file,

@@ -25,6 +25,8 @@ pub(crate) struct BreakerLayer {
     pub env_allow: Vec<String>,
     /// `[exec] secrets_for`: commands whose sandbox keeps the workspace's secret files readable.
     pub secrets_for: Vec<String>,
+    /// `[exec] network_for`: commands whose sandbox keeps the network.
+    pub network_for: Vec<String>,
     pub wrap_bash: Option<bool>,
     pub canary_env: Vec<String>,
     pub canary_file: Option<bool>,
@@ -302,6 +304,11 @@ impl Reader<'_> {
                         out.secrets_for.extend(self.strings(v, "exec.secrets_for").into_iter().map(|s| s.value));
                     }
                 }
+                "network_for" => {
+                    if self.user_only(v.span(), "exec.network_for") {
+                        out.network_for.extend(self.strings(v, "exec.network_for").into_iter().map(|s| s.value));
+                    }
+                }
                 "wrap_bash" => {
                     if let Some(b) = self.boolean(v, "exec.wrap_bash") {
                         // Turning the sandbox on only tightens; turning it off is the user's call.
@@ -338,7 +345,15 @@ impl Reader<'_> {
                 _ => self.unknown_key(
                     k,
                     "[exec]",
-                    &["env_allow", "secrets_for", "wrap_bash", "canary_env", "canary_file", "unenforced"],
+                    &[
+                        "env_allow",
+                        "secrets_for",
+                        "network_for",
+                        "wrap_bash",
+                        "canary_env",
+                        "canary_file",
+                        "unenforced",
+                    ],
                 ),
             }
         }

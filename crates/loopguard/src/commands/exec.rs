@@ -16,6 +16,8 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
         .and_then(|s| loopguard::hot::read(&s, &state::workspace_key(&workspace)).ok())
         .is_some_and(|d| d.ws.revoked.is_some());
     let roots = loopguard::exec::roots(&workspace, policy.extra_roots());
+    // The user may keep the network for commands that download as part of their job.
+    let net = net || loopguard::exec::plain_command_named(&argv, policy.exec_network_for());
     let (names, file) = policy.exec_canaries();
     let canaries = if names.is_empty() && !file {
         Vec::new()
@@ -34,10 +36,15 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     mounts.hide.extend(env.user_policy().and_then(|p| p.parent().map(std::path::Path::to_path_buf)));
     // What the policy calls secret is unreadable inside too (the workspace's own secret files
     // unless `[exec] secrets_for` names the command).
-    let workspace_too = !loopguard::exec::needs_workspace_secrets(&argv, policy.exec_secrets_for());
+    let workspace_too = !loopguard::exec::plain_command_named(&argv, policy.exec_secrets_for());
     mounts.hide.extend(loopguard::exec::policy_secrets(&policy, env.home.as_deref(), &workspace, workspace_too));
     mounts.settle(&roots);
     let caches = loopguard::exec::caches(env.home.as_deref());
+    // The caches are copy-on-write, in layers of the workspace's own; without a state home
+    // there is nowhere to put them, and they stay read-only inside.
+    if let Ok(state) = env.state_home() {
+        mounts.cow = loopguard::exec::cow_layers(&caches, &state, &state::workspace_key(&workspace));
+    }
     let code = loopguard::exec::run(
         profile,
         net,
@@ -93,6 +100,14 @@ pub(crate) fn inner(args: &[String]) -> ExitCode {
             "--ro" => {
                 mounts.read_only.extend(args.get(i + 1).map(PathBuf::from));
                 i += 2;
+            }
+            "--cow" => {
+                let Some([lower, upper, work]) = args.get(i + 1..i + 4) else {
+                    eprintln!("loopguard exec: bad internal arguments");
+                    return ExitCode::from(126);
+                };
+                mounts.cow.push(loopguard::exec::Layer { lower: lower.into(), upper: upper.into(), work: work.into() });
+                i += 4;
             }
             "--" => break,
             _ => {

@@ -9,6 +9,7 @@ mod effects_git;
 mod effects_net;
 mod effects_ops;
 mod effects_types;
+mod fetch;
 pub(crate) mod lex;
 pub mod opaque;
 mod programs;
@@ -48,6 +49,10 @@ pub struct ShellReport {
     /// local git…): the sandbox may run it without the network. False for anything else
     /// (builds and package managers fetch; unknown programs may).
     pub offline: bool,
+    /// Some command's job is to download: a package install, a fetch of a remote repository, a
+    /// package runner (see `fetch.rs`). With [`ShellReport::network`], the only reasons the
+    /// sandbox runs a command line with the network.
+    pub fetches: bool,
 }
 
 /// Files a build, test or package tool reads its recipes from: written in the same line, or
@@ -449,6 +454,7 @@ fn analyze_at(
     }
     a.bulk_exfiltration(&cmds, cwd);
     a.path_plant(&cmds, cwd);
+    report.fetches = cmds.iter().any(fetch::fetches);
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
