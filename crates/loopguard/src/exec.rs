@@ -295,6 +295,10 @@ impl Mounts {
             })
             .collect();
         self.hide.retain(|p| !roots.iter().any(|r| r.starts_with(p)));
+        // What lies inside a hidden directory is hidden with it (and could not be reached to
+        // be covered once its directory is).
+        let dirs: Vec<PathBuf> = self.hide.iter().filter(|p| p.is_dir()).cloned().collect();
+        self.hide.retain(|p| !dirs.iter().any(|d| p != d && p.starts_with(d)));
         self.read_only.retain(|p| real(p));
         self.hide.sort();
         self.hide.dedup();
@@ -374,6 +378,40 @@ pub fn policy_secrets(
                 {
                     stack.push((path, depth + 1));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Where daemons put the UNIX sockets they take commands on: the system's runtime directories,
+/// the shared temp directory (ssh-agent, tmux, X11) and the home's container engines.
+const SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp", "/var/tmp"];
+const HOME_SOCKET_DIRS: &[&str] = &[".docker", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers"];
+
+/// Every UNIX socket a daemon outside listens on (a bounded walk of [`SOCKET_DIRS`] and the
+/// home's container engines, three levels deep, at most 5,000 entries), for the sandbox to cover
+/// with `/dev/null`: Landlock does not mediate connecting to a named socket, and through one a
+/// command would act outside the sandbox — the Docker daemon (root), the user's systemd manager
+/// (`systemd-run --user`), tmux (`send-keys`), ssh-agent, gpg-agent, D-Bus.
+pub fn daemon_sockets(home: Option<&Path>) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut stack: Vec<(PathBuf, usize)> = SOCKET_DIRS.iter().map(|d| (PathBuf::from(d), 0)).collect();
+    if let Some(h) = home {
+        stack.extend(HOME_SOCKET_DIRS.iter().map(|d| (h.join(d), 0)));
+    }
+    let (mut out, mut seen) = (Vec::new(), 0usize);
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > 5_000 {
+                return out;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_socket() => out.push(e.path()),
+                Ok(t) if t.is_dir() && depth + 1 < 3 => stack.push((e.path(), depth + 1)),
+                _ => {}
             }
         }
     }
@@ -479,7 +517,10 @@ fn enter(
 ) -> Result<(), String> {
     // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
     isolate(net, mounts, writable)?;
-    if let Err(e) = confine(ABI::V6, net, writable, false) {
+    // Scoped where the kernel can (Linux 6.12, Landlock ABI 6): no signal to any process outside
+    // this command's own tree (the user's editor, the agent, other sessions) and no abstract UNIX
+    // socket outside it (an X server, a debugger).
+    if let Err(e) = confine(ABI::V6, net, writable, Some(CompatLevel::BestEffort)) {
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
     }
@@ -583,7 +624,11 @@ fn hide_and_protect(mounts: &Mounts) -> Result<(), String> {
             (true, Some(e)) => rustix::mount::mount_bind(e, p),
             (false, _) => rustix::mount::mount_bind("/dev/null", p),
         };
-        r.map_err(|e| format!("cannot hide {} from the command ({e})", p.display()))?;
+        match r {
+            // Gone since it was found (a socket its daemon removed): nothing left to hide.
+            Err(rustix::io::Errno::NOENT) => {}
+            r => r.map_err(|e| format!("cannot hide {} from the command ({e})", p.display()))?,
+        }
     }
     for p in &mounts.read_only {
         rustix::mount::mount_bind(p, p).map_err(|e| format!("cannot protect {} ({e})", p.display()))?;
@@ -669,7 +714,7 @@ pub fn preview_inner(
         .collect();
     // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not
     // kill real processes) and no abstract UNIX socket outside it.
-    confine(ABI::V6, false, &writable, true)?;
+    confine(ABI::V6, false, &writable, Some(CompatLevel::HardRequirement))?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -693,8 +738,9 @@ fn isolate_for_preview() -> Result<(), String> {
 }
 
 /// Restricts this process with Landlock: reads anywhere, writes under `writable`, no TCP unless
-/// `net`. An error when the kernel cannot enforce it.
-fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: bool) -> Result<(), String> {
+/// `net`, and — when `scoped` says how hard — no signal or abstract UNIX socket outside its own
+/// domain. An error when the kernel cannot enforce it.
+fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: Option<CompatLevel>) -> Result<(), String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -708,9 +754,9 @@ fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: bool) -> Result<()
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(|e| format!("landlock (network): {e}"))?;
     }
-    if scoped {
+    if let Some(level) = scoped {
         ruleset = ruleset
-            .set_compatibility(CompatLevel::HardRequirement)
+            .set_compatibility(level)
             .scope(Scope::Signal | Scope::AbstractUnixSocket)
             .map_err(|e| format!("landlock (signal and socket scoping): {e}"))?;
     }

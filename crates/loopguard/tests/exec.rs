@@ -105,6 +105,36 @@ fn caches_are_copy_on_write_and_home_cannot_be_changed() {
     assert_eq!(text(&out.stdout), "new\n", "{}", text(&out.stderr));
 }
 
+/// Nothing outside takes orders from inside: a process outside the command's own tree cannot be
+/// signalled (Landlock scoping, where the kernel has it), and a daemon's UNIX socket (here a
+/// container engine's under the home) is covered.
+#[test]
+fn a_command_cannot_signal_outside_or_reach_a_daemon_socket() {
+    let p = place();
+    let mut outside = Command::new("sleep").arg("60").spawn().unwrap();
+    let sock_dir = p.home.join(".colima/default");
+    std::fs::create_dir_all(&sock_dir).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(sock_dir.join("docker.sock")).unwrap();
+    let script = format!(
+        "kill {} 2>/dev/null && echo killed || echo no-kill; sleep 30 & kill $! && echo own-child; \
+         python3 -c \"import socket; s=socket.socket(socket.AF_UNIX)\ntry: s.connect('{}'); print('connected')\nexcept OSError: print('refused')\"",
+        outside.id(),
+        sock_dir.join("docker.sock").display()
+    );
+    let out = exec(&p, &["--", "sh", "-c", &script], &[]);
+    let said = text(&out.stdout);
+    assert!(said.ends_with("own-child\nrefused\n"), "{said} {}", text(&out.stderr));
+    // Landlock's signal scoping came with Linux 6.12; before it the sandbox cannot refuse.
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let v: Vec<u32> = release.split(['.', '-']).take(2).map(|n| n.trim().parse().unwrap_or(0)).collect();
+    if v >= vec![6, 12] {
+        assert!(said.starts_with("no-kill\n"), "a process outside was signalled from inside: {said}");
+        assert!(outside.try_wait().unwrap().is_none(), "the process outside died");
+    }
+    let _ = outside.kill();
+    drop(listener);
+}
+
 /// A host may run a confined command in a directory of the model's choosing (Codex's `workdir`,
 /// Gemini's `dir_path`): the workspace the hook names still bounds the writes.
 #[test]
