@@ -273,6 +273,15 @@ impl Mounts {
         m.hide.extend(state_home.map(Path::to_path_buf));
         for r in roots {
             m.read_only.extend(WORKSPACE_READ_ONLY.iter().map(|p| r.join(p)));
+            // Files a tool runs by itself later (CI workflows, editor tasks, devcontainers,
+            // commit hooks): the gate asks before the agent writes one; code it cannot see into
+            // may not change one either.
+            m.read_only.extend(
+                loopguard_core::checks::path_rules::AUTORUN
+                    .iter()
+                    .filter(|p| !p.starts_with("**"))
+                    .map(|p| r.join(p.trim_end_matches("/**"))),
+            );
         }
         m.settle(roots);
         m

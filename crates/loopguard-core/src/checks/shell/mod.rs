@@ -2707,13 +2707,17 @@ impl Analysis<'_> {
             return Some(opaque::Opaque::ev(format!("the script `{name}` cannot be resolved")));
         };
         if let Some((_, text)) = self.written_text.iter().find(|(q, _)| *q == path).cloned() {
-            // Written a moment ago with literal text: analyse that text, as it will run — and
-            // anything in it not understood is hidden code, not the workspace's own.
+            // Written a moment ago with literal text: analyse that text, as it will run. A script
+            // written and run in one line is ordinary work (`cat > t.py <<EOF … EOF && python3
+            // t.py`): what the analysis cannot follow in it runs confined like the workspace's own.
             let lang = lang.or_else(|| opaque::Lang::of_shebang(&text)).unwrap_or(opaque::Lang::Shell);
-            return self.known_script(name, &text, lang, rules, depth).map(|o| opaque::Opaque { evasive: true, ..o });
+            return self.known_script(name, &text, lang, rules, depth);
         }
-        if self.predicted.contains(&path) || self.fetched.contains(&path) {
-            return Some(opaque::Opaque::ev(format!("it runs `{name}`, written earlier in this command line")));
+        if self.fetched.contains(&path) {
+            return Some(opaque::Opaque::ev(format!("it runs `{name}`, downloaded earlier in this command line")));
+        }
+        if self.predicted.contains(&path) {
+            return Some(opaque::Opaque::ws(format!("it runs `{name}`, written earlier in this command line")));
         }
         if path.starts_with("/dev/") || path.starts_with("/proc/") {
             return Some(opaque::Opaque::ev(format!("it runs `{name}`, which is not a file the analysis can read")));

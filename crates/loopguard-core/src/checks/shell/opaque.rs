@@ -112,6 +112,42 @@ const PY_MODULES: &[&str] = &[
     "__future__",
 ];
 
+/// Double-underscore names that carry metadata or define a class's ordinary behaviour, not a
+/// way into the interpreter's internals (`__globals__`, `__builtins__`, `__subclasses__`,
+/// `__dict__`, `__code__`, `__reduce__` and the rest stay outside this list).
+const PY_PLAIN_DUNDERS: &[&str] = &[
+    "__version__",
+    "__all__",
+    "__author__",
+    "__package__",
+    "__qualname__",
+    "__module__",
+    "__slots__",
+    "__init__",
+    "__repr__",
+    "__str__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__hash__",
+    "__len__",
+    "__iter__",
+    "__next__",
+    "__contains__",
+    "__getitem__",
+    "__setitem__",
+    "__enter__",
+    "__exit__",
+    "__add__",
+    "__sub__",
+    "__mul__",
+    "__bool__",
+    "__post_init__",
+];
+
 /// Python modules that exist to run code, load native code or spawn terminals.
 const PY_EVASIVE: &[&str] = &[
     "pydoc",
@@ -961,6 +997,7 @@ fn python(code: &str) -> Result<Vec<String>, Opaque> {
         if name.starts_with("__")
             && name.ends_with("__")
             && !matches!(name, "__name__" | "__main__" | "__file__" | "__doc__" | "__future__")
+            && !PY_PLAIN_DUNDERS.contains(&name)
         {
             return Err(Opaque::ev(format!("it reaches the interpreter's internals (`{name}`)")));
         }
@@ -990,14 +1027,15 @@ fn python(code: &str) -> Result<Vec<String>, Opaque> {
                     )));
                 }
                 if !ok {
-                    if PY_EVASIVE.contains(&top) {
-                        return Err(Opaque::ev(format!("it imports `{m}`, which runs code or processes by name")));
-                    }
-                    {
-                        first.get_or_insert(Opaque::ws(format!(
-                            "it imports `{m}`, which can reach files, processes or the network"
-                        )));
-                    }
+                    // Importing a module is ordinary code, whatever the module can do: it runs
+                    // confined like any code the analysis cannot follow (`pickle`, `typing` and
+                    // `importlib` are everyday imports in a quick check).
+                    let what = if PY_EVASIVE.contains(&top) {
+                        "runs code or processes by name"
+                    } else {
+                        "can reach files, processes or the network"
+                    };
+                    first.get_or_insert(Opaque::ws(format!("it imports `{m}`, which {what}")));
                 }
             }
             // Skip the rest of the statement (the imported names).
