@@ -1010,6 +1010,12 @@ pub fn run(
         }
         (Err(e), Launch::Inner(_)) => return Err(format!("cannot start the sandbox: {e}")),
     };
+    finish(child, net)
+}
+
+/// Waits for the command (see [`wait_redacted`]); one that failed without the network is told
+/// why on stderr.
+fn finish(child: std::process::Child, net: bool) -> Result<i32, String> {
     let code = wait_redacted(child)?;
     if code != 0 && !net {
         eprintln!("{OFFLINE_NOTE}");
