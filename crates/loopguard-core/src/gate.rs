@@ -108,7 +108,8 @@ impl Gate<'_> {
                 // The sandbox gives the network only to what the analysis names a need for: a
                 // network tool or remote target it saw, or a command whose job is to download.
                 // Builds, tests and code it cannot see into run without it.
-                return (report.findings, report.required, report.network || report.fetches);
+                // A call that reaches only loopback gets the sandbox session's loopback instead.
+                return (report.findings, report.required, report.remote || report.fetches);
             }
             Action::ReadFile { path } | Action::Search { path, .. } => {
                 let target = path.as_deref().map(|p| expand_home(p, ctx.home.as_deref()));

@@ -4,6 +4,10 @@
 //!
 //! - [`enter_namespaces`]: `unshare` of a user, mount (and network) namespace, with the user
 //!   namespace mapping our own uid and gid to themselves.
+//! - [`enter_session_namespaces`], [`join`], [`enter_mount_namespace`]: a sandbox session's
+//!   user, network and PID namespaces, made once and joined by every call; [`loopback_up`] brings
+//!   the session's loopback up (`ioctl`).
+//! - [`fork`] and [`exit_now`]: a single-threaded fork (into a PID namespace) and `_exit`.
 //! - [`set_read_only`]: `mount_setattr` of a mount (or a whole tree of them) read-only or
 //!   writable, which rustix does not wrap.
 //! - [`spawn_with_setup`]: spawn a command that runs a setup closure between fork and exec
@@ -26,6 +30,106 @@ pub enum NamespaceError {
 /// Whether this process has exactly one thread (Linux: one entry in /proc/self/task).
 pub fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.take(2).count() == 1)
+}
+
+/// Moves this process into a new user, network and PID namespace (the PID namespace for the
+/// children it forks next), mapping our own uid and gid to themselves: the namespaces of a
+/// sandbox session, which later calls join (see [`join`]).
+#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
+pub fn enter_session_namespaces() -> Result<(), NamespaceError> {
+    use rustix::thread::UnshareFlags;
+    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
+    let flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNET | UnshareFlags::NEWPID;
+    // SAFETY: as in `enter_namespaces`: no CLONE_FILES, so no descriptor table is unshared.
+    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| NamespaceError::Unshare(e.into()))?;
+    let write = |file: &'static str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| NamespaceError::Map(file, e))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))
+}
+
+/// Moves this process into a new mount namespace only (it must already have `CAP_SYS_ADMIN` in
+/// its user namespace: after [`enter_session_namespaces`] or [`join`]).
+#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
+pub fn enter_mount_namespace() -> io::Result<()> {
+    // SAFETY: as in `enter_namespaces`: only CLONE_NEWNS, no descriptor table is unshared.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }.map_err(Into::into)
+}
+
+/// Joins a session's namespaces (descriptors of `/proc/PID/ns/…` of its holder): its user
+/// namespace, its network namespace when `net` is given, and its PID namespace for the children
+/// this process forks next. This process must be single-threaded (the kernel refuses a user
+/// namespace change otherwise).
+pub fn join(
+    user: std::os::fd::BorrowedFd<'_>,
+    net: Option<std::os::fd::BorrowedFd<'_>>,
+    pid: std::os::fd::BorrowedFd<'_>,
+) -> io::Result<()> {
+    use rustix::thread::{LinkNameSpaceType as T, move_into_link_name_space as setns};
+    setns(user, Some(T::User))?;
+    if let Some(net) = net {
+        setns(net, Some(T::Network))?;
+    }
+    setns(pid, Some(T::ProcessID))?;
+    Ok(())
+}
+
+/// Forks this process, which must be single-threaded: `Ok(None)` in the child, `Ok(Some(pid))`
+/// in the parent.
+#[expect(unsafe_code, reason = "fork(2); see the SAFETY comment")]
+pub fn fork() -> io::Result<Option<i32>> {
+    if !single_threaded() {
+        return Err(io::Error::other("fork needs a single-threaded process"));
+    }
+    // SAFETY: fork is unsafe in a multi-threaded process (the child could inherit a lock another
+    // thread held). `single_threaded()` just found this process alone, and nothing between the
+    // check and the call starts a thread.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        pid => Ok(Some(pid)),
+    }
+}
+
+/// Ends this process at once with `code` (`_exit(2)`: no destructors, no atexit handlers, no
+/// flush), for a forked process that must not go on running its parent's code.
+#[expect(unsafe_code, reason = "_exit(2); see the SAFETY comment")]
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes an integer, touches no memory of ours and does not return.
+    unsafe { libc::_exit(code) }
+}
+
+/// Brings the loopback interface of this process's network namespace up (a new network
+/// namespace starts with it down).
+#[expect(unsafe_code, reason = "ioctl(2) SIOCGIFFLAGS/SIOCSIFFLAGS; see the SAFETY comment")]
+pub fn loopback_up() -> io::Result<()> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: socket(2) takes integers; a non-negative result is a new descriptor we own.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a fresh descriptor no one else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: `ifreq` is plain data for which all-zero bytes are a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS reads the NUL-terminated name and writes the flags into `req`, a
+    // live `ifreq` on our stack; SIOCSIFFLAGS reads the same struct. Neither keeps the pointer.
+    unsafe {
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Moves this process into a new user and mount namespace (and a new network namespace, with

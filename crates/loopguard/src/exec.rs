@@ -217,6 +217,9 @@ pub struct Mounts {
     /// Caches made copy-on-write: an overlay over each whose writes land in a layer of the
     /// workspace's own (see [`cow_layers`]).
     pub cow: Vec<Layer>,
+    /// The sandbox session to join: its holder's process id and state directory (see
+    /// [`crate::exec_session`]); `None`, or a holder gone meanwhile: namespaces of its own.
+    pub session: Option<(i32, PathBuf)>,
 }
 
 /// One copy-on-write cache: `lower` is the real cache, covered by an overlay whose writes land in
@@ -525,11 +528,20 @@ fn enter(
     argv: &[String],
 ) -> Result<(), String> {
     // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
-    isolate(net, mounts, writable)?;
-    // Scoped where the kernel can (Linux 6.12, Landlock ABI 6): no signal to any process outside
-    // this command's own tree (the user's editor, the agent, other sessions) and no abstract UNIX
-    // socket outside it (an X server, a debugger).
-    if let Err(e) = confine(ABI::V6, net, writable, Some(CompatLevel::BestEffort)) {
+    let joined = isolate(net, mounts, writable)?;
+    if joined {
+        // The command runs in the session's PID namespace: fork into it (this process waits and
+        // ends with the command's status), with a /proc that shows the session's processes.
+        into_session_pid_namespace()?;
+    }
+    // In a session, processes outside have no number to signal; the session's own calls may
+    // signal each other (a later call stops the server an earlier one started). Without one,
+    // Landlock scopes signals where the kernel can (Linux 6.12, ABI 6): no signal to any process
+    // outside this command's own tree. Abstract UNIX sockets are scoped either way.
+    let scope = if joined { None } else { Some(CompatLevel::BestEffort) };
+    // Offline in a session is the session's network namespace: loopback only, where the
+    // session's servers listen; nothing leaves it, so TCP inside needs no Landlock rule.
+    if let Err(e) = confine(ABI::V6, net || joined, writable, scope) {
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
     }
@@ -567,12 +579,16 @@ pub fn inner(
 /// command's temp directory, `/dev/shm`) and the copy-on-write caches: Landlock does not mediate
 /// `chmod`, `chown`, `utime` or extended attributes, and a read-only mount refuses them all (a
 /// command cannot make HOME world-writable, nor — for a user who is root — `/etc/shadow`).
-fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<(), String> {
+/// Returns whether it joined a session (see [`crate::exec_session`]).
+fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<bool, String> {
     // This inner half of `loopguard exec` starts no threads before exec.
-    loopguard_sandbox::enter_namespaces(!net).map_err(|e| match e {
-        loopguard_sandbox::NamespaceError::Unshare(e) => format!("cannot create the sandbox's namespaces ({e})"),
-        loopguard_sandbox::NamespaceError::Map(file, e) => format!("sandbox namespace: {file}: {e}"),
-    })?;
+    let joined = mounts.session.as_ref().is_some_and(|(pid, dir)| join_session(*pid, dir, net));
+    if !joined {
+        loopguard_sandbox::enter_namespaces(!net).map_err(|e| match e {
+            loopguard_sandbox::NamespaceError::Unshare(e) => format!("cannot create the sandbox's namespaces ({e})"),
+            loopguard_sandbox::NamespaceError::Map(file, e) => format!("sandbox namespace: {file}: {e}"),
+        })?;
+    }
     // Nothing mounted here propagates back to the host: a mount namespace owned by a new (less
     // privileged) user namespace gets its shared mounts reduced to slaves by the kernel
     // (mount_namespaces(7)), so no walk over every mount to make them private is needed.
@@ -598,7 +614,43 @@ fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<(), Strin
     hide_and_protect(mounts)?;
     // The working directory still points into the mount beneath: step into the new one.
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory ({e})"))?;
-    std::env::set_current_dir(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))
+    std::env::set_current_dir(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+    Ok(joined)
+}
+
+/// Joins the session's user namespace, its network namespace when the call runs offline, and its
+/// PID namespace for the next child, then makes a mount namespace of the call's own. False (and
+/// nothing changed) when the holder is gone or a step before the first join fails; once a join
+/// succeeded, a later failure cannot be undone and ends the call (fail closed) by panicking
+/// into the spawn's error.
+fn join_session(pid: i32, dir: &Path, net: bool) -> bool {
+    let Some(s) = crate::exec_session::Session::open(pid, dir) else { return false };
+    use std::os::fd::AsFd;
+    let joined = loopguard_sandbox::join(s.user.as_fd(), (!net).then(|| s.net.as_fd()), s.pid.as_fd());
+    joined.is_ok() && loopguard_sandbox::enter_mount_namespace().is_ok()
+}
+
+/// Forks into the session's PID namespace: this process waits for the child and ends with its
+/// status; the child mounts a /proc of the namespace (best effort: without it, tools that read
+/// /proc see numbers that name nothing here) and goes on to confine itself and run the command.
+fn into_session_pid_namespace() -> Result<(), String> {
+    use rustix::mount::MountFlags;
+    match loopguard_sandbox::fork().map_err(|e| format!("cannot start the command in its session ({e})"))? {
+        Some(child) => {
+            let code = match rustix::process::waitpid(
+                Some(rustix::process::Pid::from_raw(child).ok_or("bad child")?),
+                rustix::process::WaitOptions::empty(),
+            ) {
+                Ok(Some((_, st))) => st.exit_status().or_else(|| st.terminating_signal().map(|s| 128 + s)).unwrap_or(1),
+                _ => 1,
+            };
+            loopguard_sandbox::exit_now(code)
+        }
+        None => {
+            let _ = rustix::mount::mount("proc", "/proc", "proc", MountFlags::NOSUID | MountFlags::NODEV, None);
+            Ok(())
+        }
+    }
 }
 
 /// Mounts the copy-on-write overlay of one cache over it.
@@ -1074,6 +1126,9 @@ fn inner_command(
     }
     for l in &mounts.cow {
         cmd.arg("--cow").arg(&l.lower).arg(&l.upper).arg(&l.work);
+    }
+    if let Some((pid, dir)) = &mounts.session {
+        cmd.arg("--session").arg(pid.to_string()).arg(dir);
     }
     cmd.arg("--").args(argv);
     cmd

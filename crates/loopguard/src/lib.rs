@@ -19,6 +19,7 @@ pub mod effects;
 pub mod engine;
 pub mod escalation;
 pub mod exec;
+pub mod exec_session;
 pub mod fetch;
 pub mod fleet;
 pub mod git;

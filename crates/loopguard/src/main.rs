@@ -18,6 +18,16 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some("__exec-inner") {
         return commands::exec::inner(&args[2..]);
     }
+    if args.get(1).map(String::as_str) == Some("__session-holder") {
+        let Some(dir) = args.get(2) else { return ExitCode::from(2) };
+        return match loopguard::exec_session::holder_main(std::path::Path::new(dir)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("loopguard session: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if args.get(1).map(String::as_str) == Some("__adversary-inner") {
         // ROOT REAL_HOME: isolate, prove it, attack, print the report.
         let (Some(root), Some(home)) = (args.get(2), args.get(3)) else {

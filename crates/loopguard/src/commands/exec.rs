@@ -45,7 +45,11 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     // The caches are copy-on-write, in layers of the workspace's own; without a state home
     // there is nowhere to put them, and they stay read-only inside.
     if let Ok(state) = env.state_home() {
-        mounts.cow = loopguard::exec::cow_layers(&caches, &state, &state::workspace_key(&workspace));
+        let ws_key = state::workspace_key(&workspace);
+        mounts.cow = loopguard::exec::cow_layers(&caches, &state, &ws_key);
+        // The workspace's sandbox session (its servers reachable and stoppable from later calls).
+        mounts.session =
+            loopguard::exec_session::session(&state, &ws_key).map(|s| (s.holder, state.join("sessions").join(&ws_key)));
     }
     let code = loopguard::exec::run(
         profile,
@@ -102,6 +106,14 @@ pub(crate) fn inner(args: &[String]) -> ExitCode {
             "--ro" => {
                 mounts.read_only.extend(args.get(i + 1).map(PathBuf::from));
                 i += 2;
+            }
+            "--session" => {
+                let Some([pid, dir]) = args.get(i + 1..i + 3) else {
+                    eprintln!("loopguard exec: bad internal arguments");
+                    return ExitCode::from(126);
+                };
+                mounts.session = pid.parse().ok().map(|p| (p, PathBuf::from(dir)));
+                i += 3;
             }
             "--cow" => {
                 let Some([lower, upper, work]) = args.get(i + 1..i + 4) else {

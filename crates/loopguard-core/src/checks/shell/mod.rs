@@ -45,6 +45,9 @@ pub struct ShellReport {
     pub predicted_writes: Vec<PathBuf>,
     /// Some command in it reaches the network (a network tool, a fetcher, a remote target).
     pub network: bool,
+    /// Some command reaches beyond this machine: a target that is not plainly loopback, or a
+    /// network tool whose targets are unknown. `network` without `remote`: loopback only.
+    pub remote: bool,
     /// Every command in it is one the analysis knows works offline (coreutils, text tools,
     /// local git…): the sandbox may run it without the network. False for anything else
     /// (builds and package managers fetch; unknown programs may).
@@ -251,6 +254,14 @@ const BUILD_TOOLS: &[&str] = &[
     "cabal", "dune", "sbt", "bazel", "buck2",
 ];
 
+/// Whether a network target names this machine's loopback plainly (`localhost`, `127.0.0.1`,
+/// `[::1]`, with or without a scheme and port): a confined call reaching only such targets needs
+/// the sandbox session's loopback, where the session's own servers listen, not the network.
+fn plain_loopback(target: &str) -> bool {
+    let url = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
+    url::Url::parse(&url).is_ok_and(|u| matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")))
+}
+
 /// A plain GET to the developer's own service on loopback at a non-privileged port (`curl
 /// localhost:3000/health`): allowed. Never metadata, link-local or other internal ranges, never
 /// a request that sends data.
@@ -454,7 +465,6 @@ fn analyze_at(
     }
     a.bulk_exfiltration(&cmds, cwd);
     a.path_plant(&cmds, cwd);
-    report.fetches = cmds.iter().any(fetch::fetches);
     report.offline = !a.network
         && cmds.iter().all(offline_command)
         && !a.findings.iter().any(|f| f.code == SHELL_OPAQUE_CODE || f.code == SHELL_HIDDEN_CODE);
@@ -474,6 +484,8 @@ fn analyze_at(
     report.required = Some(a.required);
     report.predicted_writes = a.predicted;
     report.network = a.network;
+    report.remote = a.remote;
+    report.fetches = a.fetches;
     report
 }
 
@@ -497,6 +509,8 @@ impl<'a> Analysis<'a> {
             findings: Vec::new(),
             required: AutonomyLevel::Observe,
             network: false,
+            remote: false,
+            fetches: false,
             aliases: Vec::new(),
             functions: Vec::new(),
             built: false,
@@ -711,6 +725,10 @@ struct Analysis<'a> {
     findings: Vec<Finding>,
     required: AutonomyLevel,
     network: bool,
+    /// Some target beyond loopback (see [`ShellReport::remote`]).
+    remote: bool,
+    /// Some command's job is to download (see [`ShellReport::fetches`]).
+    fetches: bool,
     /// Aliases defined earlier in the line (`shopt -s expand_aliases` makes later lines use them).
     aliases: Vec<(String, String)>,
     /// A build tool ran earlier in the line (its outputs may be run next).
@@ -929,9 +947,12 @@ impl Analysis<'_> {
         self.apply_packs(c, &mut e);
         self.sql_from_file(c, &mut e);
         self.required = self.required.max(e.level);
-        self.network |= !e.network.is_empty()
-            || NETWORK_TOOLS.contains(&c.program.as_str())
-            || programs::FETCHERS.contains(&c.program.as_str());
+        let tool = NETWORK_TOOLS.contains(&c.program.as_str()) || programs::FETCHERS.contains(&c.program.as_str());
+        self.network |= !e.network.is_empty() || tool;
+        // Beyond this machine: a target that is not plainly loopback, or a network tool whose
+        // targets the analysis could not read.
+        self.remote |= if e.network.is_empty() { tool } else { !e.network.iter().all(|t| plain_loopback(t)) };
+        self.fetches |= fetch::fetches(c);
         let program = c.program.clone();
         self.apply_effects(c, &program, &e);
         self.any_reader(c);
@@ -2957,6 +2978,8 @@ impl Analysis<'_> {
     /// Merges a nested analysis into this one.
     fn absorb(&mut self, r: ShellReport) {
         self.network |= r.network;
+        self.remote |= r.remote;
+        self.fetches |= r.fetches;
         self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
         self.predicted.extend(r.predicted_writes);
         self.findings.extend(r.findings);
@@ -2977,6 +3000,8 @@ impl Analysis<'_> {
             for script in inline.iter().chain(&e.local_scripts) {
                 let r = analyze_at(script, self.cwd(), self.ctx, rules, self.paths, depth + 1);
                 self.network |= r.network;
+                self.remote |= r.remote;
+                self.fetches |= r.fetches;
                 self.required = self.required.max(r.required.unwrap_or(AutonomyLevel::Implement));
                 self.findings.extend(r.findings);
             }
