@@ -84,6 +84,11 @@ fn install_then_doctor_passes() {
     assert_eq!(doc.status.code(), Some(0), "{stdout}");
     let exe = env!("CARGO_BIN_EXE_loopguard");
     insta::assert_snapshot!("doctor_ok", sb.scrub(&stdout).replace(exe, "[EXE]"));
+    // The sandbox probe ran `exec` for real: on this kernel, sessions and layered caches work.
+    assert!(
+        stdout.contains("ok   sandbox: Landlock and namespaces enforced; session namespaces (PID, loopback-only network): yes; copy-on-write caches (overlayfs): yes; cgroup delegation:"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -66,84 +66,85 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
-/// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
-pub(crate) fn inner(args: &[String]) -> ExitCode {
-    let mut profile = None;
-    let (mut net, mut roots, mut tmp, mut ask) = (false, Vec::new(), None, false);
-    let mut writable = Vec::new();
-    let mut mounts = loopguard::exec::Mounts::default();
+/// The inner half's settings, as `__exec-inner` flags carry them.
+#[derive(Default)]
+struct InnerArgs {
+    profile: Option<loopguard::exec::Profile>,
+    net: bool,
+    ask: bool,
+    roots: Vec<PathBuf>,
+    tmp: Option<PathBuf>,
+    writable: Vec<PathBuf>,
+    mounts: loopguard::exec::Mounts,
+}
+
+/// Parses `__exec-inner`'s flags up to `--`; the settings and where the command starts. `None`
+/// for anything malformed (only loopguard itself writes these).
+fn parse_inner(args: &[String]) -> Option<(InnerArgs, usize)> {
+    let mut a = InnerArgs::default();
     let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--profile" => {
-                profile = args.get(i + 1).and_then(|p| loopguard::exec::Profile::parse(p));
-                i += 2;
-            }
+    while let Some(flag) = args.get(i) {
+        let value = |n: usize| args.get(i + n).map(PathBuf::from);
+        i += match flag.as_str() {
+            "--" => return Some((a, i + 1)),
             "--net" => {
-                net = true;
-                i += 1;
+                a.net = true;
+                1
             }
             "--unenforced-ask" => {
-                ask = true;
-                i += 1;
+                a.ask = true;
+                1
+            }
+            "--profile" => {
+                a.profile = Some(loopguard::exec::Profile::parse(args.get(i + 1)?)?);
+                2
             }
             "--root" => {
-                roots.extend(args.get(i + 1).map(PathBuf::from));
-                i += 2;
+                a.roots.push(value(1)?);
+                2
             }
             "--tmp" => {
-                tmp = args.get(i + 1).map(PathBuf::from);
-                i += 2;
+                a.tmp = Some(value(1)?);
+                2
             }
             "--write" => {
-                writable.extend(args.get(i + 1).map(PathBuf::from));
-                i += 2;
+                a.writable.push(value(1)?);
+                2
             }
             "--hide" => {
-                mounts.hide.extend(args.get(i + 1).map(PathBuf::from));
-                i += 2;
+                a.mounts.hide.push(value(1)?);
+                2
             }
             "--ro" => {
-                mounts.read_only.extend(args.get(i + 1).map(PathBuf::from));
-                i += 2;
+                a.mounts.read_only.push(value(1)?);
+                2
             }
             "--session" => {
-                let Some([pid, dir]) = args.get(i + 1..i + 3) else {
-                    eprintln!("loopguard exec: bad internal arguments");
-                    return ExitCode::from(126);
-                };
-                mounts.session = pid.parse().ok().map(|p| (p, PathBuf::from(dir)));
-                i += 3;
+                a.mounts.session = Some((args.get(i + 1)?.parse().ok()?, value(2)?));
+                3
             }
             "--cow" => {
-                let Some([lower, upper, work]) = args.get(i + 1..i + 4) else {
-                    eprintln!("loopguard exec: bad internal arguments");
-                    return ExitCode::from(126);
-                };
-                mounts.cow.push(loopguard::exec::Layer { lower: lower.into(), upper: upper.into(), work: work.into() });
-                i += 4;
+                a.mounts.cow.push(loopguard::exec::Layer { lower: value(1)?, upper: value(2)?, work: value(3)? });
+                4
             }
-            "--" => break,
-            _ => {
-                eprintln!("loopguard exec: bad internal arguments");
-                return ExitCode::from(126);
-            }
-        }
+            _ => return None,
+        };
     }
-    let Some(profile) = profile else {
+    None
+}
+
+/// The sandboxed half of `loopguard exec` (internal): `--profile P [--net] [--root R]… -- CMD…`.
+pub(crate) fn inner(args: &[String]) -> ExitCode {
+    let Some((a, at)) = parse_inner(args) else {
         eprintln!("loopguard exec: bad internal arguments");
         return ExitCode::from(126);
     };
-    match loopguard::exec::inner(
-        profile,
-        net,
-        &roots,
-        tmp.as_deref(),
-        &writable,
-        &mounts,
-        ask,
-        args.get(i + 1..).unwrap_or(&[]),
-    ) {
+    let Some(profile) = a.profile else {
+        eprintln!("loopguard exec: bad internal arguments");
+        return ExitCode::from(126);
+    };
+    let argv = args.get(at..).unwrap_or(&[]);
+    match loopguard::exec::inner(profile, a.net, &a.roots, a.tmp.as_deref(), &a.writable, &a.mounts, a.ask, argv) {
         Ok(never) => match never {},
         Err(e) => {
             eprintln!("loopguard exec: {e}");

@@ -78,6 +78,7 @@ pub fn run(env: &Env, cwd: &Path, host: &'static str) -> Report {
         },
     );
     report.push("selftest", super::selftest(exe.as_deref(), &workspace));
+    report.push("sandbox", super::sandbox(exe.as_deref()));
     report.push("host calls loopguard", check_called(env, &workspace, host));
     report
 }

@@ -73,7 +73,63 @@ pub fn run(env: &Env, cwd: &Path) -> Report {
         },
     );
     report.push("selftest", selftest(exe.as_deref(), &workspace));
+    report.push("sandbox", sandbox(exe.as_deref()));
     report
+}
+
+/// What the kernel sandbox can do here, found by running `exe exec` for real in a throwaway
+/// home, workspace and state home: confinement itself (a failure fails the check), whether calls
+/// share a session's namespaces or fall back to their own, whether caches are copy-on-write or
+/// read-only, and whether the machine delegates a cgroup (not used yet: no memory, process or
+/// disk limits).
+pub(crate) fn sandbox(exe: Option<&Path>) -> Result<String, String> {
+    let exe = exe.ok_or("cannot find a loopguard binary to test")?;
+    let tmp = tempfile::tempdir().map_err(|e| format!("cannot create a temp dir: {e}"))?;
+    let (home, ws, state) = (tmp.path().join("home"), tmp.path().join("ws"), tmp.path().join("state"));
+    for d in [&home.join(".cache"), &ws] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let probe = "tr '\\0' ' ' < /proc/1/cmdline; echo; echo probe > \"$HOME/.cache/lg-probe\" && echo layered";
+    let out = Command::new(exe)
+        .args(["exec", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", probe])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("LOOPGUARD_HOME", &state)
+        .current_dir(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("cannot confine a command here: {}", err.trim()));
+    }
+    let said = String::from_utf8_lossy(&out.stdout);
+    let session = if said.contains("__session-holder") {
+        "session namespaces (PID, loopback-only network): yes"
+    } else {
+        "session namespaces: no — each call has namespaces of its own (servers do not outlive their call's network, signals scoped by Landlock where the kernel can)"
+    };
+    let cow = if said.contains("layered") && !home.join(".cache/lg-probe").exists() {
+        "copy-on-write caches (overlayfs): yes"
+    } else {
+        "copy-on-write caches: no — caches are read-only inside"
+    };
+    Ok(format!("Landlock and namespaces enforced; {session}; {cow}; {}", cgroups()))
+}
+
+/// Whether this process's cgroup is delegated to it (it may create and limit child cgroups).
+fn cgroups() -> &'static str {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let path = own.lines().find_map(|l| l.strip_prefix("0::")).unwrap_or("");
+    let control = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')).join("cgroup.subtree_control");
+    if !path.is_empty() && rustix::fs::access(&control, rustix::fs::Access::WRITE_OK).is_ok() {
+        "cgroup delegation: offered, not used yet (no memory, process or disk limits)"
+    } else {
+        "cgroup delegation: not offered (no memory, process or disk limits)"
+    }
 }
 
 /// Runs `selftest` in the binary the hooks run (its patterns, packs, secret rules and a fixed
