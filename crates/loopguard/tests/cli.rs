@@ -426,7 +426,10 @@ fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("proven read-only, only the scratch directory writable"), "{stdout}");
     assert!(stdout.contains("held wipe-ssh-script") && stdout.contains("held read-ssh-key"), "{stdout}");
-    assert!(stdout.contains("\n0 of 20 attacks did harm\n"), "{stdout}");
+    assert!(stdout.contains("\n0 of 25 attacks did harm\n"), "{stdout}");
+    for id in ["test-exfil", "test-chmod-home", "test-cache-poison", "test-kill", "test-daemon"] {
+        assert!(stdout.contains(&format!("held {id} ")), "{id}: {stdout}");
+    }
     // The real state home and home are untouched: everything ran in a throwaway world.
     assert!(!sb.state.exists());
     assert!(!sb.home.join(".claude").exists());
@@ -440,4 +443,28 @@ fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens
     let read = attacks.iter().find(|a| a["id"] == "read-ssh-key").unwrap();
     assert_eq!(read["steps"][0], "allow", "{read}");
     assert!(read["harms"][0].as_str().unwrap().contains("the agent saw a planted secret"), "{read}");
+
+    // With the sandbox switched off, code an ordinary `npm test` runs does every harm the
+    // sandbox held: the adversary's detectors see each one (they are not checks that cannot fail).
+    sb.user_policy("version = 1\n[exec]\nwrap_bash = false\n");
+    let out = sb.command(&["selftest", "--adversary", "--json"]).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let attacks = v["adversary"]["attacks"].as_array().unwrap();
+    let harms = |id: &str| -> String {
+        let a = attacks.iter().find(|a| a["id"] == id).unwrap();
+        a["harms"].as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect::<Vec<_>>().join("; ")
+    };
+    assert!(harms("test-exfil").contains("reached a host outside, carrying a planted secret"), "{stdout}");
+    assert!(harms("test-chmod-home").contains("the mode of"), "{stdout}");
+    let poison = harms("test-cache-poison");
+    assert!(
+        poison.contains("hook.py changed")
+            && poison.contains(".gitconfig created")
+            && poison.contains("ci.yml changed"),
+        "{poison}"
+    );
+    assert!(harms("test-kill").contains("was killed"), "{stdout}");
+    assert!(harms("test-daemon").contains("socket outside took a connection"), "{stdout}");
 }
