@@ -117,7 +117,11 @@ fn hold(dir: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let record: PathBuf = dir.join("holder");
     let mut alone_since = std::time::Instant::now();
+    // The first process writes the record after the fork: a record not yet there is not gone.
+    let mut recorded = false;
     loop {
+        let exists = record.exists();
+        recorded |= exists;
         while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
         let others = std::fs::read_dir("/proc").map_or(0, |rd| {
             rd.flatten()
@@ -126,7 +130,7 @@ fn hold(dir: &Path) -> Result<(), String> {
         });
         if others > 0 {
             alone_since = std::time::Instant::now();
-        } else if alone_since.elapsed() >= IDLE || !record.exists() {
+        } else if alone_since.elapsed() >= IDLE || (recorded && !exists) {
             return Ok(());
         }
         std::thread::sleep(TICK);
