@@ -66,7 +66,7 @@ impl<'p> Gate<'p> {
             }
         }
         present_human(&mut findings, ctx, policy);
-        let confined = confine(&mut findings, ctx);
+        let confined = confine(&mut findings, ctx, network);
         refuse_autorun_unattended(&mut findings, ctx);
         let waived = waive(&mut findings, ctx);
         confirmation(&mut findings, call, ctx, meta, required, policy.rule_verdict(CONFIRMATION_REQUIRED));
@@ -251,13 +251,21 @@ fn require_approval(ctx: &Context) -> Option<Finding> {
 
 /// Code the analysis cannot see into (`shell-opaque-code`). Unattended, nobody can be asked: it
 /// may run only inside the kernel sandbox (allowed, and the decision says it must be confined),
-/// and is denied where the host will not confine it. Other modes keep the ask. Returns whether
-/// the call must run confined (whatever the verdict becomes later: a grant or yolo may allow it).
-fn confine(findings: &mut [Finding], ctx: &Context) -> bool {
+/// and is denied where the host will not confine it. Other modes keep the ask — and so does a
+/// line that gets the network (`network`: something in it downloads or reaches a host), where
+/// code nobody read could send what it reads anywhere. Returns whether the call must run
+/// confined (whatever the verdict becomes later: a grant or yolo may allow it).
+fn confine(findings: &mut [Finding], ctx: &Context, network: bool) -> bool {
     let mut opaque = false;
     for f in findings.iter_mut().filter(|f| f.code == SHELL_OPAQUE_CODE) {
         opaque = true;
         if f.verdict != Verdict::Ask || ctx.mode != ExecutionMode::Unattended {
+            continue;
+        }
+        if network {
+            f.message.push_str(
+                " The same command line gets the network, so it cannot run confined unattended: run the download and the code in separate calls.",
+            );
             continue;
         }
         if ctx.confinement {

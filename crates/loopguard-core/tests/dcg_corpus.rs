@@ -78,6 +78,10 @@ const BLOCKED_BECAUSE: &[(&str, &str)] = &[
     ("shell-remote-exec", "A command run on another machine over ssh is asked about."),
     ("destructive-git-push-force", "`--force-with-lease` still overwrites remote history."),
     ("credential-read", "Prints a secret into the agent's context."),
+    (
+        "shell-opaque-code",
+        "A container build runs the project's code and downloads (base images): code nobody read in a line that gets the network is asked about even unattended, and the sandbox leaves no daemon socket to build with.",
+    ),
 ];
 
 fn unescape(s: &str) -> String {

@@ -401,28 +401,45 @@ pub fn policy_secrets(
 const SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp", "/var/tmp"];
 const HOME_SOCKET_DIRS: &[&str] = &[".docker", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers"];
 
-/// Every UNIX socket a daemon outside listens on (a bounded walk of [`SOCKET_DIRS`] and the
-/// home's container engines, three levels deep, at most 5,000 entries), for the sandbox to cover
-/// with `/dev/null`: Landlock does not mediate connecting to a named socket, and through one a
-/// command would act outside the sandbox — the Docker daemon (root), the user's systemd manager
-/// (`systemd-run --user`), tmux (`send-keys`), ssh-agent, gpg-agent, D-Bus.
+/// Every UNIX socket a daemon outside listens on, for the sandbox to cover with `/dev/null`:
+/// Landlock does not mediate connecting to a named socket, and through one a command would act
+/// outside the sandbox — the Docker daemon (root), the user's systemd manager (`systemd-run
+/// --user`), tmux (`send-keys`), ssh-agent, gpg-agent, D-Bus. The user's runtime directory
+/// (`/run/user/UID`: the user's systemd, D-Bus, podman, gpg-agent, keyring) is covered whole. The
+/// rest is a walk, breadth first and `/run` first, four levels deep and at most 20,000 entries;
+/// directories of the shared temp directories it had no time for are covered whole (nothing
+/// inside may write there anyway).
 pub fn daemon_sockets(home: Option<&Path>) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
-    let mut stack: Vec<(PathBuf, usize)> = SOCKET_DIRS.iter().map(|d| (PathBuf::from(d), 0)).collect();
+    let mut out = vec![PathBuf::from(format!("/run/user/{}", rustix::process::getuid().as_raw()))];
+    out.retain(|p| p.is_dir());
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+        SOCKET_DIRS.iter().map(|d| (PathBuf::from(d), 0)).collect();
     if let Some(h) = home {
-        stack.extend(HOME_SOCKET_DIRS.iter().map(|d| (h.join(d), 0)));
+        queue.extend(HOME_SOCKET_DIRS.iter().map(|d| (h.join(d), 0)));
     }
-    let (mut out, mut seen) = (Vec::new(), 0usize);
-    while let Some((dir, depth)) = stack.pop() {
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = queue.pop_front() {
+        if seen > 20_000 {
+            // Out of time: what is left of the shared temp directories is covered whole.
+            out.extend(
+                queue
+                    .into_iter()
+                    .map(|(d, _)| d)
+                    .chain([dir])
+                    .filter(|d| d.starts_with("/tmp/") || d.starts_with("/var/tmp/")),
+            );
+            break;
+        }
+        if out.first().is_some_and(|u| dir.starts_with(u)) {
+            continue;
+        }
         let Ok(rd) = std::fs::read_dir(&dir) else { continue };
         for e in rd.flatten() {
             seen += 1;
-            if seen > 5_000 {
-                return out;
-            }
             match e.file_type() {
                 Ok(t) if t.is_socket() => out.push(e.path()),
-                Ok(t) if t.is_dir() && depth + 1 < 3 => stack.push((e.path(), depth + 1)),
+                Ok(t) if t.is_dir() && depth + 1 < 4 => queue.push_back((e.path(), depth + 1)),
                 _ => {}
             }
         }
@@ -538,10 +555,10 @@ fn enter(
     // signal each other (a later call stops the server an earlier one started). Without one,
     // Landlock scopes signals where the kernel can (Linux 6.12, ABI 6): no signal to any process
     // outside this command's own tree. Abstract UNIX sockets are scoped either way.
-    let scope = if joined { None } else { Some(CompatLevel::BestEffort) };
+    let scope = Scoping { level: CompatLevel::BestEffort, signals: !joined };
     // Offline in a session is the session's network namespace: loopback only, where the
     // session's servers listen; nothing leaves it, so TCP inside needs no Landlock rule.
-    if let Err(e) = confine(ABI::V6, net || joined, writable, scope) {
+    if let Err(e) = confine(ABI::V6, net || joined, writable, Some(scope)) {
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
     }
@@ -588,6 +605,10 @@ fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<bool, Str
             loopguard_sandbox::NamespaceError::Unshare(e) => format!("cannot create the sandbox's namespaces ({e})"),
             loopguard_sandbox::NamespaceError::Map(file, e) => format!("sandbox namespace: {file}: {e}"),
         })?;
+        // A test that serves on 127.0.0.1 works offline too (the namespace is the call's own).
+        if !net {
+            loopguard_sandbox::loopback_up().map_err(|e| format!("cannot bring the sandbox's loopback up ({e})"))?;
+        }
     }
     // Nothing mounted here propagates back to the host: a mount namespace owned by a new (less
     // privileged) user namespace gets its shared mounts reduced to slaves by the kernel
@@ -597,8 +618,11 @@ fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<bool, Str
     let layered: Vec<&Path> = mounts.cow.iter().filter(|l| overlay(l).is_ok()).map(|l| l.lower.as_path()).collect();
     loopguard_sandbox::set_read_only(Path::new("/"), true, true)
         .map_err(|e| format!("cannot make the file system read-only for the command ({e})"))?;
-    // Parents first: a child's bind then copies its parent's (already writable) mount.
-    let mut dirs: Vec<&PathBuf> = writable.iter().filter(|p| p.is_dir()).collect();
+    // Parents first: a child's bind then copies its parent's (already writable) mount. A cache
+    // is never bound writable itself: only its overlay is (one that did not mount stays
+    // read-only, though Landlock would allow the write).
+    let caches: Vec<&Path> = mounts.cow.iter().map(|l| l.lower.as_path()).collect();
+    let mut dirs: Vec<&PathBuf> = writable.iter().filter(|p| p.is_dir() && !caches.contains(&p.as_path())).collect();
     dirs.sort_by_key(|p| p.components().count());
     for d in dirs {
         rustix::mount::mount_bind_recursive(d, d)
@@ -647,6 +671,12 @@ fn into_session_pid_namespace() -> Result<(), String> {
             loopguard_sandbox::exit_now(code)
         }
         None => {
+            // A session of its own: `kill 0` or `kill -PGID` from inside reaches no process
+            // group outside the PID namespace (the waiting parent, `loopguard exec`, the host).
+            // It dies with its parent, so a command the host stops does not run on unseen.
+            rustix::process::setsid().map_err(|e| format!("cannot start the command's own session ({e})"))?;
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(|e| format!("cannot tie the command to its parent ({e})"))?;
             let _ = rustix::mount::mount("proc", "/proc", "proc", MountFlags::NOSUID | MountFlags::NODEV, None);
             Ok(())
         }
@@ -775,7 +805,7 @@ pub fn preview_inner(
         .collect();
     // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not
     // kill real processes) and no abstract UNIX socket outside it.
-    confine(ABI::V6, false, &writable, Some(CompatLevel::HardRequirement))?;
+    confine(ABI::V6, false, &writable, Some(Scoping { level: CompatLevel::HardRequirement, signals: true }))?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -801,7 +831,15 @@ fn isolate_for_preview() -> Result<(), String> {
 /// Restricts this process with Landlock: reads anywhere, writes under `writable`, no TCP unless
 /// `net`, and — when `scoped` says how hard — no signal or abstract UNIX socket outside its own
 /// domain. An error when the kernel cannot enforce it.
-fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: Option<CompatLevel>) -> Result<(), String> {
+/// How a Landlock domain is scoped: abstract UNIX sockets always, signals when `signals`; `level`
+/// says whether a kernel without scoping (before 6.12) is refused.
+#[derive(Debug, Clone, Copy)]
+struct Scoping {
+    level: CompatLevel,
+    signals: bool,
+}
+
+fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: Option<Scoping>) -> Result<(), String> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -815,10 +853,11 @@ fn confine(abi: ABI, net: bool, writable: &[PathBuf], scoped: Option<CompatLevel
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
             .map_err(|e| format!("landlock (network): {e}"))?;
     }
-    if let Some(level) = scoped {
+    if let Some(Scoping { level, signals }) = scoped {
+        let scopes = if signals { Scope::Signal | Scope::AbstractUnixSocket } else { Scope::AbstractUnixSocket.into() };
         ruleset = ruleset
             .set_compatibility(level)
-            .scope(Scope::Signal | Scope::AbstractUnixSocket)
+            .scope(scopes)
             .map_err(|e| format!("landlock (signal and socket scoping): {e}"))?;
     }
     let status = ruleset
@@ -1006,7 +1045,10 @@ pub fn run(
         .tempdir()
         .map_err(|e| format!("cannot create the command's temp directory: {e}"))?;
     let env = scrubbed(std::env::vars(), allow_env, revoked);
-    let forked = if single_threaded() {
+    // A call that joins a session forks once more into its PID namespace, and the process that
+    // waits there never execs: in a forked child it would hold the spawn's exec-status pipe open
+    // until the command ended. The separate inner process execs first, so it never does.
+    let forked = if single_threaded() && mounts.session.is_none() {
         // The command's own process confines itself between fork and exec: one process image
         // fewer than a separate `__exec-inner` (whose start-up — loading and relocating this
         // binary — was a third of the overhead).

@@ -159,6 +159,12 @@ fn calls_share_a_session_where_servers_stay_reachable_and_stoppable() {
     assert!(outside.try_wait().unwrap().is_none(), "a process outside the session died");
     let _ = outside.kill();
     let _ = outside.wait();
+    // Output larger than a pipe streams through (the waiting parent never blocks the spawn), and
+    // `kill -9 0` from inside ends the command's own group, never `loopguard exec` or the host.
+    let out = exec(&p, &["--", "python3", "-c", "print('x' * 200000)"], &[]);
+    assert_eq!(out.stdout.len(), 200_001, "{}", text(&out.stderr));
+    let out = exec(&p, &["--", "sh", "-c", "kill -9 0"], &[]);
+    assert_eq!(out.status.code(), Some(137), "loopguard exec itself was killed: {:?}", out.status);
 }
 
 /// A host may run a confined command in a directory of the model's choosing (Codex's `workdir`,

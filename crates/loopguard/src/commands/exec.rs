@@ -41,7 +41,7 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     // No daemon outside takes commands from inside (Docker, systemd, tmux, agents).
     mounts.hide.extend(loopguard::exec::daemon_sockets(env.home.as_deref()));
     mounts.settle(&roots);
-    let caches = loopguard::exec::caches(env.home.as_deref());
+    let mut caches = loopguard::exec::caches(env.home.as_deref());
     // The caches are copy-on-write, in layers of the workspace's own; without a state home
     // there is nowhere to put them, and they stay read-only inside.
     if let Ok(state) = env.state_home() {
@@ -51,6 +51,9 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
         mounts.session =
             loopguard::exec_session::session(&state, &ws_key).map(|s| (s.holder, state.join("sessions").join(&ws_key)));
     }
+    // Only a cache with a copy-on-write layer may take writes (into the layer); the rest stay
+    // read-only inside.
+    caches.retain(|c| mounts.cow.iter().any(|l| &l.lower == c));
     let code = loopguard::exec::run(
         profile,
         net,

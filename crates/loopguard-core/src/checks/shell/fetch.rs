@@ -1,5 +1,6 @@
 //! Which commands need the network because downloading is their job: a package install, a fetch
-//! of a remote repository, a registry query, a package runner that downloads what it runs. The
+//! of a remote repository, a registry query. (A package runner — `npx`, `uvx` — needs it only for
+//! a package the workspace has not installed: the shell analysis knows which, and says so.) The
 //! sandbox gives the network to a command line only when the analysis names such a need (or sees
 //! a network tool or a remote target itself); builds, tests and scripts run without it.
 //!
@@ -73,10 +74,6 @@ const FETCHING: &[(&str, &[&str])] = &[
             "home",
         ],
     ),
-    ("npx", &[]),
-    ("pnpx", &[]),
-    ("bunx", &[]),
-    ("uvx", &[]),
     ("pipx", &["install", "run", "upgrade", "upgrade-all", "reinstall", "reinstall-all", "inject"]),
     (
         "yarn",
@@ -243,16 +240,21 @@ pub(crate) fn fetches(c: &Command) -> bool {
         ["-m", module, rest @ ..] if is_interpreter(program) => (*module, rest.to_vec()),
         _ => (program.strip_suffix(".exe").unwrap_or(program), words),
     };
-    let program = program.trim_start_matches("./");
+    // A program named by a path (`./tools/gh`, `bin/npx`) is a file of the workspace's, not the
+    // tool the table means: it gets no network for the name it borrows.
+    if c.program_path.contains('/') {
+        return false;
+    }
     let Some((_, subs)) = FETCHING.iter().find(|(p, _)| *p == program) else { return false };
     if subs.is_empty() {
         return true;
     }
     // The first word that is not an option names what the command does; none is "" (a bare
-    // `yarn` installs). Maven takes any goal in any position.
+    // `yarn` installs). Maven runs every goal it is given: each must be a download.
     let mut operands = words.iter().filter(|w| !w.starts_with('-'));
     if program == "mvn" || program == "mvnw" {
-        return operands.any(|w| subs.contains(w));
+        let goals: Vec<&&str> = operands.collect();
+        return !goals.is_empty() && goals.iter().all(|w| subs.contains(w));
     }
     subs.contains(&operands.next().copied().unwrap_or(""))
 }

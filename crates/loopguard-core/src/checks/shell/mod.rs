@@ -2215,7 +2215,7 @@ impl Analysis<'_> {
 
     /// A package runner: the workspace's own installed tool (`node_modules/.bin/NAME` exists) is
     /// the workspace's code; anything it would download is not.
-    fn package_runner(&self, c: &Command) -> Option<opaque::Opaque> {
+    fn package_runner(&mut self, c: &Command) -> Option<opaque::Opaque> {
         let (why, local) = opaque::package_runner(c)?;
         let installed = local.filter(|n| !n.is_empty() && !n.contains("..")).is_some_and(|n| {
             self.cwd()
@@ -2226,6 +2226,8 @@ impl Analysis<'_> {
         Some(if installed {
             opaque::Opaque::ws(why)
         } else {
+            // It downloads what it runs: the network is its need (once a human allows it).
+            self.fetches = true;
             opaque::Opaque::ev(format!("{why}, and it is not installed in the workspace"))
         })
     }
