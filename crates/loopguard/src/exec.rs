@@ -562,7 +562,27 @@ fn enter(
         let answer = if degrade_to_ask { ask_tty(&e, argv) } else { None };
         unenforced(degrade_to_ask, &e, answer)?;
     }
-    Ok(())
+    drop_capabilities()
+}
+
+/// Gives up every capability this process has in its user namespace, for good: the command
+/// (and anything it runs) gets none back, not even as root. A user who is root would otherwise
+/// keep `CAP_SYS_ADMIN` in the sandbox's user namespace across exec, and `mount_setattr(2)` —
+/// which no Landlock hook sees — could make the read-only mounts writable again (then `chmod`
+/// of HOME or `/etc/shadow` works).
+fn drop_capabilities() -> Result<(), String> {
+    use rustix::thread::{CapabilitiesSecureBits as B, CapabilitySet, CapabilitySets};
+    let locked = B::NO_ROOT
+        | B::NO_ROOT_LOCKED
+        | B::NO_SETUID_FIXUP
+        | B::NO_SETUID_FIXUP_LOCKED
+        | B::NO_CAP_AMBIENT_RAISE
+        | B::NO_CAP_AMBIENT_RAISE_LOCKED;
+    rustix::thread::set_capabilities_secure_bits(locked)
+        .map_err(|e| format!("cannot lock the command out of root's capabilities ({e})"))?;
+    let none = CapabilitySet::empty();
+    rustix::thread::set_capabilities(None, CapabilitySets { effective: none, permitted: none, inheritable: none })
+        .map_err(|e| format!("cannot drop the command's capabilities ({e})"))
 }
 
 /// The inner half (`loopguard __exec-inner`, used when the outer process is not single-threaded):
@@ -635,7 +655,7 @@ fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<bool, Str
         loopguard_sandbox::set_read_only(lower, false, false)
             .map_err(|e| format!("cannot make the cache {} writable ({e})", lower.display()))?;
     }
-    hide_and_protect(mounts)?;
+    hide_and_protect(mounts, writable)?;
     // The working directory still points into the mount beneath: step into the new one.
     let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory ({e})"))?;
     std::env::set_current_dir(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
@@ -692,8 +712,11 @@ fn overlay(l: &Layer) -> Result<(), String> {
         .map_err(|e| format!("cannot layer the cache {} ({e})", l.lower.display()))
 }
 
-/// Covers the hidden locations and binds the protected ones read-only.
-fn hide_and_protect(mounts: &Mounts) -> Result<(), String> {
+/// Covers the hidden locations and binds the protected ones read-only. A location gone since it
+/// was found is skipped only outside the writable directories: inside them a process left running
+/// from an earlier call could rename a secret's directory back and forth to slip past the cover,
+/// so there the command does not run (fail closed).
+fn hide_and_protect(mounts: &Mounts, writable: &[PathBuf]) -> Result<(), String> {
     use rustix::mount::MountFlags;
     // One empty read-only tmpfs, bound over every hidden directory (a bind costs less than a new
     // tmpfs each); `/dev/null` over every hidden file.
@@ -717,7 +740,7 @@ fn hide_and_protect(mounts: &Mounts) -> Result<(), String> {
         };
         match r {
             // Gone since it was found (a socket its daemon removed): nothing left to hide.
-            Err(rustix::io::Errno::NOENT) => {}
+            Err(rustix::io::Errno::NOENT) if !writable.iter().any(|w| p.starts_with(w)) => {}
             r => r.map_err(|e| format!("cannot hide {} from the command ({e})", p.display()))?,
         }
     }
@@ -806,6 +829,7 @@ pub fn preview_inner(
     // Scoped too: no signal to any process outside the preview (a simulated `pkill` must not
     // kill real processes) and no abstract UNIX socket outside it.
     confine(ABI::V6, false, &writable, Some(Scoping { level: CompatLevel::HardRequirement, signals: true }))?;
+    drop_capabilities()?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -1020,6 +1044,33 @@ fn single_threaded() -> bool {
     loopguard_sandbox::single_threaded()
 }
 
+/// The command's own process confines itself between fork and exec: one process image fewer
+/// than a separate `__exec-inner` (whose start-up — loading and relocating this binary — was a
+/// third of the overhead).
+fn forked_launch(
+    net: bool,
+    mounts: &Mounts,
+    writable: Vec<PathBuf>,
+    degrade_to_ask: bool,
+    argv: &[String],
+) -> Result<(Command, std::io::PipeReader, Setup), String> {
+    let (program, args) = argv.split_first().ok_or("no command given")?;
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    let (mounts, argv) = (mounts.clone(), argv.to_vec());
+    let (err_r, err_w) = std::io::pipe().map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    // The child confines itself between fork and exec (loopguard_sandbox checks that this
+    // process is single-threaded, so the child may allocate; the child is single-threaded, as
+    // `unshare(CLONE_NEWUSER)` requires). Its errors go to a close-on-exec pipe the parent reads.
+    let setup: Setup = Box::new(move || {
+        enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
+            let _ = (&err_w).write_all(e.as_bytes());
+            std::io::Error::other("the sandbox could not be set up")
+        })
+    });
+    Ok((cmd, err_r, setup))
+}
+
 /// The outer half: starts the confined command with a scrubbed environment and redacts its output.
 /// Returns the command's exit code.
 #[allow(clippy::too_many_arguments)] // the sandbox's settings, each from a flag or the policy
@@ -1049,25 +1100,8 @@ pub fn run(
     // waits there never execs: in a forked child it would hold the spawn's exec-status pipe open
     // until the command ended. The separate inner process execs first, so it never does.
     let forked = if single_threaded() && mounts.session.is_none() {
-        // The command's own process confines itself between fork and exec: one process image
-        // fewer than a separate `__exec-inner` (whose start-up — loading and relocating this
-        // binary — was a third of the overhead).
-        let (program, args) = argv.split_first().ok_or("no command given")?;
-        let mut cmd = Command::new(program);
-        cmd.args(args);
         let writable = writable_for(profile, roots, Some(tmp.path()), writable_extra);
-        let (mounts, argv) = (mounts.clone(), argv.to_vec());
-        let (err_r, err_w) = std::io::pipe().map_err(|e| format!("cannot start the sandbox: {e}"))?;
-        // The child confines itself between fork and exec (loopguard_sandbox checks that this
-        // process is single-threaded, so the child may allocate; the child is single-threaded, as
-        // `unshare(CLONE_NEWUSER)` requires). Its errors go to a close-on-exec pipe the parent reads.
-        let setup: Setup = Box::new(move || {
-            enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
-                let _ = (&err_w).write_all(e.as_bytes());
-                std::io::Error::other("the sandbox could not be set up")
-            })
-        });
-        Some((cmd, err_r, setup))
+        Some(forked_launch(net, mounts, writable, degrade_to_ask, argv)?)
     } else {
         None
     };

@@ -105,6 +105,19 @@ fn caches_are_copy_on_write_and_home_cannot_be_changed() {
     assert_eq!(text(&out.stdout), "new\n", "{}", text(&out.stderr));
 }
 
+/// The command holds no capability, even for a user who is root: it cannot make the read-only
+/// mounts writable again (`mount_setattr`, which Landlock does not see) and then change HOME.
+#[test]
+fn the_command_has_no_capabilities_even_as_root() {
+    let p = place();
+    let py = format!(
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nattr = (ctypes.c_uint64 * 4)(0, 1, 0, 0)\nr = libc.syscall(442, -100, b'/', 0, attr, 32)\nprint('setattr', r)\ntry:\n os.chmod('{}', 0o777); print('chmod-done')\nexcept OSError as e:\n print('chmod-refused')\nprint(open('/proc/self/status').read().split('CapEff:')[1].split()[0])",
+        p.home.display()
+    );
+    let out = exec(&p, &["--", "python3", "-c", &py], &[]);
+    assert_eq!(text(&out.stdout), "setattr -1\nchmod-refused\n0000000000000000\n", "{}", text(&out.stderr));
+}
+
 /// Nothing outside takes orders from inside: a process outside the command's own tree cannot be
 /// signalled (Landlock scoping, where the kernel has it), and a daemon's UNIX socket (here a
 /// container engine's under the home) is covered.
