@@ -351,6 +351,8 @@ fn with_wrap_bash_the_hook_rewrites_allowed_bash_calls_into_the_sandbox() {
         ("git -C sub fetch origin", true),
         ("cargo fetch", true),
         ("npm test", false),
+        ("npm ci --offline", false),
+        ("mvn -q test dependency:resolve", false),
         ("cargo build --release", false),
         ("make check", false),
         ("go test ./...", false),

@@ -246,6 +246,19 @@ pub(crate) fn fetches(c: &Command) -> bool {
         return false;
     }
     let Some((_, subs)) = FETCHING.iter().find(|(p, _)| *p == program) else { return false };
+    // Told not to download: `npm ci --offline`, `cargo fetch --frozen`, `pip install --no-index`,
+    // `mvn -o`, `bundle install --local`.
+    let offline = words.iter().any(|w| match *w {
+        "--offline" => true,
+        "--frozen" => program == "cargo",
+        "--no-index" => matches!(program, "pip" | "pip3" | "uv"),
+        "-o" => matches!(program, "mvn" | "mvnw"),
+        "--local" => matches!(program, "bundle" | "bundler"),
+        _ => false,
+    });
+    if offline {
+        return false;
+    }
     if subs.is_empty() {
         return true;
     }
