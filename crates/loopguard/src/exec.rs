@@ -396,55 +396,40 @@ pub fn policy_secrets(
     out
 }
 
-/// Where daemons put the UNIX sockets they take commands on: the system's runtime directories,
-/// the shared temp directory (ssh-agent, tmux, X11) and the home's container engines.
-const SOCKET_DIRS: &[&str] = &["/run", "/var/run", "/tmp", "/var/tmp"];
-const HOME_SOCKET_DIRS: &[&str] = &[".docker", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers"];
-
-/// Every UNIX socket a daemon outside listens on, for the sandbox to cover with `/dev/null`:
-/// Landlock does not mediate connecting to a named socket, and through one a command would act
-/// outside the sandbox — the Docker daemon (root), the user's systemd manager (`systemd-run
-/// --user`), tmux (`send-keys`), ssh-agent, gpg-agent, D-Bus. The user's runtime directory
-/// (`/run/user/UID`: the user's systemd, D-Bus, podman, gpg-agent, keyring) is covered whole. The
-/// rest is a walk, breadth first and `/run` first, four levels deep and at most 20,000 entries;
-/// directories of the shared temp directories it had no time for are covered whole (nothing
-/// inside may write there anyway).
-pub fn daemon_sockets(home: Option<&Path>) -> Vec<PathBuf> {
+/// Every named UNIX socket bound in this network namespace, for the sandbox to cover with
+/// `/dev/null`: Landlock does not mediate connecting to a named socket, and through one a command
+/// would act outside the sandbox — the Docker daemon (root), the user's systemd manager
+/// (`systemd-run --user`), tmux (`send-keys`), ssh-agent, gpg-agent, D-Bus. The kernel lists them
+/// all in `/proc/net/unix` (one read, wherever they are: no walk of the file system); each path
+/// that still is a socket is covered. The user's runtime directory (`/run/user/UID`: the user's
+/// systemd, D-Bus, podman, gpg-agent, keyring) is covered whole, for daemons in other network
+/// namespaces too. Sockets of the sandbox session's own servers are in the session's network
+/// namespace, not listed here. An error when the list cannot be read (the call does not run).
+pub fn daemon_sockets() -> Result<Vec<PathBuf>, String> {
+    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
+    let mut text = String::new();
+    std::fs::File::open("/proc/net/unix")
+        .and_then(|f| f.take(64 << 20).read_to_string(&mut text))
+        .map_err(|e| format!("cannot list the machine's UNIX sockets (/proc/net/unix: {e})"))?;
     let mut out = vec![PathBuf::from(format!("/run/user/{}", rustix::process::getuid().as_raw()))];
     out.retain(|p| p.is_dir());
-    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
-        SOCKET_DIRS.iter().map(|d| (PathBuf::from(d), 0)).collect();
-    if let Some(h) = home {
-        queue.extend(HOME_SOCKET_DIRS.iter().map(|d| (h.join(d), 0)));
-    }
-    let mut seen = 0usize;
-    while let Some((dir, depth)) = queue.pop_front() {
-        if seen > 20_000 {
-            // Out of time: what is left of the shared temp directories is covered whole.
-            out.extend(
-                queue
-                    .into_iter()
-                    .map(|(d, _)| d)
-                    .chain([dir])
-                    .filter(|d| d.starts_with("/tmp/") || d.starts_with("/var/tmp/")),
-            );
-            break;
+    for line in text.lines().skip(1) {
+        // Num RefCount Protocol Flags Type St Inode Path — the path is what follows the seventh
+        // field (it may hold spaces).
+        let mut rest = line;
+        for _ in 0..7 {
+            rest = rest.trim_start();
+            rest = rest.find(char::is_whitespace).map_or("", |i| &rest[i..]);
         }
-        if out.first().is_some_and(|u| dir.starts_with(u)) {
-            continue;
-        }
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            seen += 1;
-            match e.file_type() {
-                Ok(t) if t.is_socket() => out.push(e.path()),
-                Ok(t) if t.is_dir() && depth + 1 < 4 => queue.push_back((e.path(), depth + 1)),
-                _ => {}
-            }
+        let path = Path::new(rest.trim());
+        if path.is_absolute() && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            out.push(path.to_path_buf());
         }
     }
-    out
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
 /// Whether the command line (`bash -c CMD`'s CMD, or the argv joined) is one plain command that

@@ -39,7 +39,7 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     let workspace_too = !loopguard::exec::plain_command_named(&argv, policy.exec_secrets_for());
     mounts.hide.extend(loopguard::exec::policy_secrets(&policy, env.home.as_deref(), &workspace, workspace_too));
     // No daemon outside takes commands from inside (Docker, systemd, tmux, agents).
-    mounts.hide.extend(loopguard::exec::daemon_sockets(env.home.as_deref()));
+    mounts.hide.extend(loopguard::exec::daemon_sockets()?);
     mounts.settle(&roots);
     let mut caches = loopguard::exec::caches(env.home.as_deref());
     // The caches are copy-on-write, in layers of the workspace's own; without a state home
