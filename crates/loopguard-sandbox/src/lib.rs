@@ -35,12 +35,21 @@ pub fn single_threaded() -> bool {
 /// Moves this process into a new user, network and PID namespace (the PID namespace for the
 /// children it forks next), mapping our own uid and gid to themselves: the namespaces of a
 /// sandbox session, which later calls join (see [`join`]).
-#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
 pub fn enter_session_namespaces() -> Result<(), NamespaceError> {
     use rustix::thread::UnshareFlags;
+    enter_user_namespace_with(UnshareFlags::NEWNET | UnshareFlags::NEWPID)
+}
+
+/// `unshare` of a new user namespace together with `more` (namespace flags only), then our own
+/// uid and gid mapped to themselves.
+#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
+fn enter_user_namespace_with(more: rustix::thread::UnshareFlags) -> Result<(), NamespaceError> {
+    use rustix::thread::UnshareFlags;
     let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
-    let flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNET | UnshareFlags::NEWPID;
-    // SAFETY: as in `enter_namespaces`: no CLONE_FILES, so no descriptor table is unshared.
+    let flags = UnshareFlags::NEWUSER | (more & (UnshareFlags::NEWNS | UnshareFlags::NEWNET | UnshareFlags::NEWPID));
+    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could
+    // then observe file descriptors from an unshared table). Only NEWUSER, NEWNS, NEWNET and
+    // NEWPID can be passed (masked above): they change namespaces, not the descriptor table.
     unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| NamespaceError::Unshare(e.into()))?;
     let write = |file: &'static str, text: String| {
         std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| NamespaceError::Map(file, e))
@@ -54,7 +63,7 @@ pub fn enter_session_namespaces() -> Result<(), NamespaceError> {
 /// its user namespace: after [`enter_session_namespaces`] or [`join`]).
 #[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
 pub fn enter_mount_namespace() -> io::Result<()> {
-    // SAFETY: as in `enter_namespaces`: only CLONE_NEWNS, no descriptor table is unshared.
+    // SAFETY: as in `enter_user_namespace_with`: only CLONE_NEWNS, no descriptor table is unshared.
     unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) }.map_err(Into::into)
 }
 
@@ -137,24 +146,9 @@ pub fn loopback_up() -> io::Result<()> {
 /// keep their owner. Nothing mounted afterwards propagates back to the host: a mount namespace
 /// owned by a new, less privileged user namespace has its shared mounts reduced to slaves by
 /// the kernel (mount_namespaces(7)).
-#[expect(unsafe_code, reason = "unshare(2) through rustix's unshare_unsafe; see the SAFETY comment")]
 pub fn enter_namespaces(new_net: bool) -> Result<(), NamespaceError> {
     use rustix::thread::UnshareFlags;
-    let (uid, gid) = (rustix::process::getuid().as_raw(), rustix::process::getgid().as_raw());
-    let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
-    if new_net {
-        flags |= UnshareFlags::NEWNET;
-    }
-    // SAFETY: `unshare_unsafe` is unsafe only because of `CLONE_FILES` (another thread could
-    // then observe file descriptors from an unshared table). Only NEWUSER, NEWNS and NEWNET are
-    // passed: they change namespaces, not the descriptor table.
-    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(|e| NamespaceError::Unshare(e.into()))?;
-    let write = |file: &'static str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| NamespaceError::Map(file, e))
-    };
-    write("setgroups", "deny".into())?;
-    write("uid_map", format!("{uid} {uid} 1"))?;
-    write("gid_map", format!("{gid} {gid} 1"))
+    enter_user_namespace_with(if new_net { UnshareFlags::NEWNS | UnshareFlags::NEWNET } else { UnshareFlags::NEWNS })
 }
 
 /// `struct mount_attr` of `<linux/mount.h>` (MOUNT_ATTR_SIZE_VER0: four `u64`, 32 bytes).

