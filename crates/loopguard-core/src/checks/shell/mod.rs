@@ -2763,7 +2763,10 @@ impl Analysis<'_> {
             Err(_) if self.built && self.build_output(&path) => {
                 return Some(opaque::Opaque::ws(format!("`{name}` is built by this command line, then run")));
             }
-            Err(_) => return Some(opaque::Opaque::ev(format!("the script `{name}` does not exist or cannot be read"))),
+            // Missing inside the workspace: nothing in the line the analysis read makes it (a
+            // download is tracked above and keeps the network's ask), so it runs confined like
+            // the workspace's own code, or fails.
+            Err(_) => return Some(opaque::Opaque::ws(format!("the script `{name}` does not exist or cannot be read"))),
         }
         let Ok(bytes) = std::fs::read(&path) else {
             return Some(opaque::Opaque::ws(format!("the script `{name}` cannot be read")));
@@ -2797,7 +2800,14 @@ impl Analysis<'_> {
             )));
         }
         if lang != opaque::Lang::Shell {
-            return self.plain_code(name, lang, text, &format!("the script `{name}`"), Some((rules, depth)));
+            // The script is the workspace's own or was just written with text the analysis read:
+            // what its code does at run time (a command built from values, a dynamic import) is
+            // not a channel around the gate but ordinary code the gate cannot follow, and it
+            // runs confined like the rest of the workspace's code (issue: scripts written earlier
+            // are no reason to stop). Where the script lives is judged by the caller.
+            return self
+                .plain_code(name, lang, text, &format!("the script `{name}`"), Some((rules, depth)))
+                .map(|o| opaque::Opaque { evasive: false, ..o });
         }
         if depth >= MAX_DEPTH {
             return Some(opaque::Opaque::ev(format!("the script `{name}` nests too deeply")));

@@ -1932,6 +1932,26 @@ pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
             | "truncate"
             | "du"
             | "stat"
+            // Programs that only read data: an option's value is a file to read, never code
+            // (not `sort`: `--compress-program`; not `rg`: `--pre`; not `less`: its key files).
+            | "cat"
+            | "head"
+            | "tail"
+            | "wc"
+            | "grep"
+            | "egrep"
+            | "fgrep"
+            | "cut"
+            | "tr"
+            | "nl"
+            | "od"
+            | "xxd"
+            | "hexdump"
+            | "strings"
+            | "file"
+            | "cmp"
+            | "jq"
+            | "tee"
     ) {
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
         for (k, t) in texts.iter().enumerate() {
