@@ -57,6 +57,8 @@ pub enum EventKind {
     ApprovalDrift,
     /// A run was certified, or its certification refused (details: verdict, hashes).
     Certification,
+    /// Steps were undone from the step journal, or an undo was refused (details: steps, counts).
+    Undo,
 }
 
 /// An event before it is sealed into the chain.

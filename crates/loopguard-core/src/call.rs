@@ -87,6 +87,10 @@ pub struct Context {
     /// TCP ports where loopguard's own human controls listen (a running dashboard): no tool call
     /// may reach them, whatever the host name.
     pub guarded_ports: Vec<u16>,
+    /// The host keeps a step journal (pre-images, `loopguard undo`) for every allowed call that
+    /// writes: a file edit inside the workspace can be walked back, so normal mode needs no
+    /// confirmation for it (see `docs/undo.md`).
+    pub journal: bool,
 }
 
 /// How the gate resolves the host name of a URL a fetch tool is asked to read, so a public-looking
@@ -138,7 +142,14 @@ impl Context {
             dns: Dns::Off,
             worktree: WorktreeRef(None),
             guarded_ports: Vec::new(),
+            journal: false,
         }
+    }
+
+    /// Says whether allowed writing calls get pre-images in the step journal.
+    pub fn with_journal(mut self, journal: bool) -> Self {
+        self.journal = journal;
+        self
     }
 
     /// Sets the ports of loopguard's own human controls (a running dashboard).

@@ -100,6 +100,10 @@ pub struct Decision {
     network: bool,
     /// The call runs code the analysis cannot see into: if allowed, only inside the sandbox.
     confined: bool,
+    /// The files the call is predicted to write, create or delete (resolved): the step journal
+    /// keeps their pre-images.
+    #[serde(skip)]
+    writes: Vec<std::path::PathBuf>,
 }
 
 impl Decision {
@@ -127,6 +131,7 @@ impl Decision {
             yolo_approved: Vec::new(),
             network: false,
             confined: false,
+            writes: Vec::new(),
         }
     }
 
@@ -143,6 +148,17 @@ impl Decision {
     pub(crate) fn with_network(mut self, network: bool) -> Self {
         self.network = network;
         self
+    }
+
+    pub(crate) fn with_writes(mut self, writes: Vec<std::path::PathBuf>) -> Self {
+        self.writes = writes;
+        self
+    }
+
+    /// The files the call is predicted to write, create or delete (resolved; a shell command's
+    /// targets known only at run time are not among them).
+    pub fn writes(&self) -> &[std::path::PathBuf] {
+        &self.writes
     }
 
     pub(crate) fn with_confined(mut self, confined: bool) -> Self {
@@ -197,6 +213,7 @@ impl Decision {
             yolo_approved: Vec::new(),
             network: false,
             confined: false,
+            writes: Vec::new(),
         }
     }
 

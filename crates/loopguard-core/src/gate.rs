@@ -39,16 +39,18 @@ impl<'p> Gate<'p> {
         let mut required = meta.map_or(AutonomyLevel::Implement, |m| m.required);
         let base_risk = meta.map_or(RiskLevel::High, |m| m.risk);
         let mut network = false;
+        let mut writes = Vec::new();
 
         findings.extend(tool_policy(policy, call, meta, base_risk));
 
         if !call.input.is_object() {
             findings.push(invalid_input(&call.tool, "the input is not a JSON object"));
         } else {
-            let (f, level, net) = self.action_findings(call, ctx);
+            let (f, level, net, w) = self.action_findings(call, ctx);
             findings.extend(f);
             required = required.max(level.unwrap_or(required));
             network = net;
+            writes = w;
         }
 
         let mut effective = ctx.breaker.cap().map(|cap| cap.min(policy.autonomy()));
@@ -78,15 +80,20 @@ impl<'p> Gate<'p> {
             .with_granted(granted)
             .with_yolo(yolo)
             .with_network(network)
+            .with_writes(writes)
             .with_confined(confined)
     }
 }
 
+/// Findings, the autonomy level the analysis found, the network need, the predicted writes.
+type ActionFindings = (Vec<Finding>, Option<AutonomyLevel>, bool, Vec<std::path::PathBuf>);
+
 impl Gate<'_> {
     /// The checks of what the call does: the shell analysis, path rules for reads, searches and
     /// writes, the URL check for fetches. Returns the findings, the autonomy level the analysis
-    /// found (shell) and whether the call needs the network.
-    fn action_findings(&self, call: &ToolCall, ctx: &Context) -> (Vec<Finding>, Option<AutonomyLevel>, bool) {
+    /// found (shell), whether the call needs the network, and the files it is predicted to write
+    /// (resolved: the step journal keeps their pre-images).
+    fn action_findings(&self, call: &ToolCall, ctx: &Context) -> ActionFindings {
         let policy = self.policy;
         let protected = ctx.protected_paths();
         // The user policy holds the fleet's database credential when the host is in a fleet.
@@ -109,7 +116,7 @@ impl Gate<'_> {
                 // network tool or remote target it saw, or a command whose job is to download.
                 // Builds, tests and code it cannot see into run without it.
                 // A call that reaches only loopback gets the sandbox session's loopback instead.
-                return (report.findings, report.required, report.remote || report.fetches);
+                return (report.findings, report.required, report.remote || report.fetches, report.predicted_writes);
             }
             Action::ReadFile { path } | Action::Search { path, .. } => {
                 let target = path.as_deref().map(|p| expand_home(p, ctx.home.as_deref()));
@@ -136,15 +143,18 @@ impl Gate<'_> {
                 }
             }
             Action::WriteFile { .. } | Action::Patch { .. } => {
+                let mut writes = Vec::new();
                 for (path, _) in call.action.file_changes() {
                     let p = expand_home(path, ctx.home.as_deref());
                     findings.extend(paths().check_write(&p, &call.cwd, &format!("{} target", call.tool)));
+                    writes.extend(crate::checks::paths::resolve(std::path::Path::new(&p), &call.cwd).ok());
                 }
+                return (findings, None, false, writes);
             }
             Action::Invalid { problem, .. } => findings.push(invalid_input(&call.tool, problem)),
             _ => {}
         }
-        (findings, None, false)
+        (findings, None, false, Vec::new())
     }
 }
 
@@ -370,9 +380,13 @@ fn confirmation(
     required: AutonomyLevel,
     rule: Option<Verdict>,
 ) {
+    // A file edit inside the workspace whose pre-image the step journal keeps can be walked
+    // back (`loopguard undo`): low risk, in normal mode as in auto-edit. A target outside the
+    // workspace, denylisted or otherwise in question has a finding of its own and stops here.
+    let file_write = meta.is_some_and(|m| m.kind == ToolKind::FileWrite);
     let layer = match ctx.mode {
-        ExecutionMode::Normal => true,
-        ExecutionMode::AutoEdit => meta.is_none_or(|m| m.kind != ToolKind::FileWrite),
+        ExecutionMode::Normal => !(file_write && ctx.journal),
+        ExecutionMode::AutoEdit => !file_write,
         ExecutionMode::Plan | ExecutionMode::Unattended | ExecutionMode::Yolo => false,
     };
     let verdict = rule.unwrap_or(Verdict::Ask);

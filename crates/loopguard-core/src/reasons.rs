@@ -65,6 +65,7 @@ codes! {
     HOST_CANNOT_ASK = "host-cannot-ask": "The gate would ask a human, but this host cannot ask (it would hang or proceed): the call is denied instead.";
     AUDIT_WRITE_FAILED = "audit-write-failed": "The audit event could not be written; without evidence the call is denied.";
     STATE_UNAVAILABLE = "state-unavailable": "The state home cannot be found or created.";
+    JOURNAL_UNAVAILABLE = "journal-unavailable": "The step journal could not keep a pre-image of what the call may destroy (too large, unreadable, disk full); the call is asked in normal mode and denied unattended, never run unprotected.";
     DESTRUCTIVE_DD_DEVICE = "destructive-dd-device": "`dd` writes to a device (`of=/dev/…`).";
     DESTRUCTIVE_CHMOD_RECURSIVE = "destructive-chmod-recursive": "Recursive chmod/chown/chgrp of `/`, home, a parent of the workspace or the workspace.";
     DESTRUCTIVE_FIND_DELETE = "destructive-find-delete": "`find -delete` under `/`, home, a parent of the workspace or the workspace.";

@@ -67,6 +67,9 @@ pub enum Command {
     /// Run a command in the kernel sandbox: scrubbed environment, writes confined (Landlock),
     /// network off unless --net, output redacted, exit code kept.
     Exec(ExecArgs),
+    /// Walk back the agent's steps from the step journal: list them, undo the last one, or
+    /// every step back to one (files restored byte for byte, files the steps created removed).
+    Undo(UndoArgs),
     /// Fetch a URL safely: each host resolved once, every address checked, the connection pinned
     /// to it, every redirect hop checked again, size and time capped. The body goes to stdout.
     Fetch(FetchArgs),
@@ -738,4 +741,22 @@ pub struct MergeCheckArgs {
     /// JSON output.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `loopguard undo [--list] [--to STEP | --session ID] [--force]`.
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// List the workspace's steps (number, time, tool, what it touched) and change nothing.
+    #[arg(long, conflicts_with_all = ["to", "session", "force"])]
+    pub list: bool,
+    /// Undo every step from STEP on, newest first (without it: the last step not undone yet).
+    #[arg(long, value_name = "STEP", conflicts_with = "session")]
+    pub to: Option<u64>,
+    /// Undo every step from the first one of session ID on (later sessions' steps too: they
+    /// were taken on top of it).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Restore even where files changed since the step (by the human or anything else).
+    #[arg(long)]
+    pub force: bool,
 }

@@ -26,6 +26,7 @@ pub mod git;
 pub mod hosts;
 pub mod hot;
 pub mod install;
+pub mod journal;
 pub mod keys;
 pub mod merge_check;
 pub mod model;

@@ -469,6 +469,17 @@ fn the_mode_by_risk_matrix() {
             assert_eq!(d.verdict(), want, "{} in {mode:?}: {}", c.tool, d.explain());
         }
     }
+    // With the step journal keeping pre-images, a workspace edit can be undone: low risk, no
+    // confirmation in normal mode. A shell command that writes is still confirmed, and an edit
+    // outside the workspace is still refused.
+    let journaled = |mode| Context::new(ws.path()).with_home(None).with_mode(mode).with_journal(true);
+    assert_eq!(gate.evaluate(&edit, &journaled(Normal)).verdict(), Allow);
+    assert_eq!(gate.evaluate(&edit, &journaled(Plan)).verdict(), Deny);
+    assert_eq!(gate.evaluate(&build, &journaled(Normal)).verdict(), Ask);
+    let outside = call("Write", json!({"file_path": "/etc/hosts", "content": "x"}));
+    assert_eq!(gate.evaluate(&outside, &journaled(Normal)).verdict(), Deny);
+    let d = gate.evaluate(&edit, &journaled(Normal));
+    assert_eq!(d.writes(), [ws.path().canonicalize().unwrap().join("a")]);
     // In normal mode a grant is the confirmation.
     let store = crate::permissions::PermissionStore {
         grants: vec![crate::permissions::PermissionGrant {

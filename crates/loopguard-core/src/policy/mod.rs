@@ -77,6 +77,7 @@ pub struct Policy {
     exec_secrets_for: Vec<String>,
     exec_network_for: Vec<String>,
     exec_wrap_bash: bool,
+    exec_journal: bool,
     exec_canary_env: Vec<String>,
     exec_canary_file: bool,
     exec_unenforced_ask: bool,
@@ -264,6 +265,7 @@ impl Policy {
             exec_secrets_for: Vec::new(),
             exec_network_for: Vec::new(),
             exec_wrap_bash: true,
+            exec_journal: true,
             exec_canary_env: Vec::new(),
             exec_canary_file: false,
             exec_unenforced_ask: false,
@@ -495,6 +497,9 @@ impl Policy {
         if let Some(w) = b.wrap_bash.take() {
             self.exec_wrap_bash = w;
         }
+        if let Some(j) = b.journal.take() {
+            self.exec_journal = j;
+        }
         for n in std::mem::take(&mut b.canary_env) {
             if !self.exec_canary_env.contains(&n) {
                 self.exec_canary_env.push(n);
@@ -565,6 +570,12 @@ impl Policy {
     /// terminal to run unconfined (`[exec] unenforced = "ask"`); otherwise it refuses.
     pub fn exec_unenforced_ask(&self) -> bool {
         self.exec_unenforced_ask
+    }
+
+    /// Whether writing calls keep pre-images in the step journal for `loopguard undo`
+    /// (`[exec] journal`, on by default; only the user layer can turn it off).
+    pub fn exec_journal(&self) -> bool {
+        self.exec_journal
     }
 
     /// Whether allowed Bash calls are rewritten to run under `loopguard exec` (`[exec] wrap_bash`).
@@ -900,11 +911,12 @@ impl Policy {
         }
         let list = |v: &[String]| v.iter().map(|x| toml_str(x)).collect::<Vec<_>>().join(", ");
         out.push_str(&format!(
-            "\n[exec]\nenv_allow = [{}]\nsecrets_for = [{}]\nnetwork_for = [{}]\nwrap_bash = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
+            "\n[exec]\nenv_allow = [{}]\nsecrets_for = [{}]\nnetwork_for = [{}]\nwrap_bash = {}\njournal = {}\ncanary_env = [{}]\ncanary_file = {}\nunenforced = \"{}\"\n",
             list(&self.exec_env_allow),
             list(&self.exec_secrets_for),
             list(&self.exec_network_for),
             self.exec_wrap_bash,
+            self.exec_journal,
             list(&self.exec_canary_env),
             self.exec_canary_file,
             if self.exec_unenforced_ask { "ask" } else { "deny" }

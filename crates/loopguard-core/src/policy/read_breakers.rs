@@ -28,6 +28,8 @@ pub(crate) struct BreakerLayer {
     /// `[exec] network_for`: commands whose sandbox keeps the network.
     pub network_for: Vec<String>,
     pub wrap_bash: Option<bool>,
+    /// `[exec] journal`: pre-images of what writing calls may destroy, for `loopguard undo`.
+    pub journal: Option<bool>,
     pub canary_env: Vec<String>,
     pub canary_file: Option<bool>,
     pub unenforced_ask: Option<bool>,
@@ -317,6 +319,13 @@ impl Reader<'_> {
                         }
                     }
                 }
+                "journal" => {
+                    if let Some(b) = self.boolean(v, "exec.journal")
+                        && (b || self.user_only(v.span(), "exec.journal = false"))
+                    {
+                        out.journal = Some(b);
+                    }
+                }
                 // Canaries only add tripwires: any layer may ask for them.
                 "canary_env" => out.canary_env.extend(self.strings(v, "exec.canary_env").into_iter().map(|s| s.value)),
                 "canary_file" => {
@@ -350,6 +359,7 @@ impl Reader<'_> {
                         "secrets_for",
                         "network_for",
                         "wrap_bash",
+                        "journal",
                         "canary_env",
                         "canary_file",
                         "unenforced",

@@ -18,6 +18,7 @@ mod operator;
 mod policy;
 mod preview;
 mod scan;
+mod undo;
 mod yolo;
 
 pub(crate) use crate::cli::*;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, String> {
         Command::Certify(args) => certify::run(&env, args),
         Command::Advisories { command } => advisories::run(&env, command),
         Command::Yolo { command } => yolo::run(&env, command),
+        Command::Undo(args) => undo::run(&env, args),
         Command::Grant { command } => grant::run(&env, command),
         Command::Exec(args) => exec::run(&env, args),
         Command::Fetch(args) => fetch::run(args),

@@ -147,6 +147,10 @@ impl<'a> Engine<'a> {
             )),
             Ok(policy) => self.gate(ev, &p, policy, &plane, &call, (wants_sandbox && !kernel, confine)),
         };
+        let gated = match &policy {
+            Ok(policy) if policy.exec_journal() => self.journal_step(ev, &p, policy, gated),
+            _ => gated,
+        };
         let decision = self.degrade(self.record_call(ev, &p, policy.as_ref().ok(), &gated));
         // A session whose SessionStart was missed (hook installed mid-session) is still tracked.
         let _ = Sessions::new(&p.state, &p.workspace).open(&ev.session, HostProcess::of_current);
@@ -221,6 +225,31 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// The step journal's pre-image of what an allowed or asked call may write (see
+    /// [`crate::journal`]).
+    fn journal_step(&self, ev: &HostEvent, p: &Place, policy: &Policy, mut gated: Gated) -> Gated {
+        let Some(tool) = ev.tool.as_ref().filter(|_| !gated.decision.writes().is_empty()) else { return gated };
+        let summary = ev
+            .shell_command()
+            .map(str::to_string)
+            .or_else(|| tool.action.resource().map(str::to_string))
+            .unwrap_or_default();
+        let call = crate::journal::Call {
+            session: &ev.session,
+            tool: &tool.name,
+            use_id: tool.use_id.as_deref(),
+            summary,
+            mode: ev.mode,
+        };
+        let roots: Vec<PathBuf> = std::iter::once(p.workspace.clone())
+            .chain(policy.extra_roots().iter().cloned())
+            .filter_map(|r| r.canonicalize().ok())
+            .collect();
+        let journal = crate::journal::open(&p.state, &workspace_key(&p.workspace));
+        gated.decision = crate::journal::before_call(gated.decision, journal, &call, &roots);
+        gated
+    }
+
     /// What the core gate knows about the run around a call.
     fn context(
         &self,
@@ -240,6 +269,7 @@ impl<'a> Engine<'a> {
             .with_home(self.env.home.as_deref())
             .with_mode(mode)
             .with_confinement(confine)
+            .with_journal(policy.exec_journal())
             .with_dns(loopguard_core::Dns::System { wait_ms: 100 })
             .with_worktree(std::sync::Arc::new(crate::git::GitWorktree))
             .with_protected(Some(&p.state), self.env.user_policy().as_deref())
@@ -378,6 +408,12 @@ impl<'a> Engine<'a> {
             Err(e) => return keep(e),
         };
         let breaker_error = if failed { None } else { self.observe(ev, &p).err() };
+        // The state a writing step left, for undo to tell whether anyone changed it since.
+        if let Some(t) = ev.tool.as_ref().filter(|t| {
+            matches!(t.action.kind(), Some(loopguard_core::ToolKind::Shell | loopguard_core::ToolKind::FileWrite))
+        }) {
+            crate::journal::after_call(&p.state, &workspace_key(&p.workspace), t.use_id.as_deref());
+        }
         let kind = if failed {
             loopguard_audit::EventKind::PostToolUseFailure
         } else {
