@@ -411,11 +411,21 @@ impl Journal {
                 return Err(JournalError::Conflict(changed));
             }
         }
-        // Every object is read and checked before anything changes.
+        // Every object is read and checked before anything changes, and no path is reached
+        // through a link: recorded paths are resolved, so a folder on the way that is a link now
+        // was swapped in since, and restoring through it would write (or delete) elsewhere.
+        // Refused even with `force`.
         for v in &todo {
             for e in &v.step.entries {
                 if let Entry::File { sha256, .. } = e {
                     self.verified_object(sha256)?;
+                }
+                if let Some(link) = e.path().ancestors().skip(1).find(|a| a.symlink_metadata().is_ok_and(|m| m.is_symlink())) {
+                    return Err(JournalError::Corrupt(format!(
+                        "{} is now a symbolic link, so restoring {} would write through it; nothing was restored",
+                        link.display(),
+                        e.path().display()
+                    )));
                 }
             }
         }

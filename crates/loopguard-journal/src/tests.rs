@@ -196,3 +196,22 @@ fn a_damaged_journal_line_is_a_clear_error() {
     let err = w.journal.steps().unwrap_err();
     assert!(err.to_string().contains("steps.jsonl:2"), "{err}");
 }
+
+#[test]
+fn a_folder_swapped_for_a_link_since_the_step_stops_the_undo_even_forced() {
+    let w = world();
+    let outside = w.ws.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    w.record("edit", &["src/lib.rs", "src/new.rs"]);
+    fs::write(w.ws.join("src/lib.rs"), "agent").unwrap();
+    // The folder is replaced by a link to somewhere else, holding a file of the same name.
+    fs::rename(w.ws.join("src"), w.ws.join("src.old")).unwrap();
+    symlink(&outside, w.ws.join("src")).unwrap();
+    fs::write(outside.join("new.rs"), "someone else's").unwrap();
+    for force in [false, true] {
+        let err = w.journal.undo(1, force, 2).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
+    assert_eq!(fs::read_to_string(outside.join("new.rs")).unwrap(), "someone else's");
+    assert!(!outside.join("lib.rs").exists());
+}

@@ -44,6 +44,9 @@ fn loopguard_human_only(w: &[&str], s1: Option<&str>, s2: Option<&str>) -> bool 
         // Signing and replacing the data the gate trusts.
         || (s1 == Some("audit") && matches!(s2, Some("checkpoint")))
         || (s1 == Some("advisories") && matches!(s2, Some("import")))
+        // Walking steps back writes over the workspace from outside the sandbox, and `--force`
+        // over the human's own later changes; listing them is harmless.
+        || (s1 == Some("undo") && !w.contains(&"--list"))
         // A preview of tool calls given as JSON: the calls inside are not analysed here.
         || (s1 == Some("preview") && !w.contains(&"--command"))
 }

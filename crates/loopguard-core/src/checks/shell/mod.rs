@@ -58,6 +58,25 @@ pub struct ShellReport {
     pub fetches: bool,
 }
 
+/// The command an interpreter's script file makes, named as the script (`python3 manage.py
+/// flush` → `manage.py flush`), for the packs; `None` for inline code, stdin, a module (`-m`) or
+/// a program that is no interpreter.
+fn script_as_program(c: &Command) -> Option<Command> {
+    let lang = opaque::Lang::of_program(&c.program)?;
+    let i = if lang == opaque::Lang::Shell {
+        let w = unwrap::shell_script_file(c)?;
+        c.args.iter().position(|a| std::ptr::eq(a, w))?
+    } else {
+        if effects::inline_code_index(c).is_some() {
+            return None;
+        }
+        effects::interpreter_code_arg(c)?
+    };
+    let w = c.args.get(i).filter(|w| !w.dynamic && !unwrap::is_stdin_path(&w.text))?;
+    let name = Path::new(&w.text).file_name()?.to_str()?.to_string();
+    Some(Command { program: name, program_path: w.text.clone(), args: c.args[i + 1..].to_vec(), ..c.clone() })
+}
+
 /// Files a build, test or package tool reads its recipes from: written in the same line, or
 /// downloaded, they make the tool run code the analysis did not read.
 const RECIPE_FILES: &[&str] = &[
@@ -945,6 +964,11 @@ impl Analysis<'_> {
         let branch = || self.current_branch();
         let mut e = effects::of(c, &branch);
         self.apply_packs(c, &mut e);
+        // A script its interpreter runs (`python manage.py flush`, `php artisan db:wipe`) is
+        // what the packs know by the script's name (`./manage.py flush`).
+        if let Some(s) = script_as_program(c) {
+            self.apply_packs(&s, &mut e);
+        }
         self.sql_from_file(c, &mut e);
         self.required = self.required.max(e.level);
         let tool = NETWORK_TOOLS.contains(&c.program.as_str()) || programs::FETCHERS.contains(&c.program.as_str());
@@ -2763,10 +2787,7 @@ impl Analysis<'_> {
             Err(_) if self.built && self.build_output(&path) => {
                 return Some(opaque::Opaque::ws(format!("`{name}` is built by this command line, then run")));
             }
-            // Missing inside the workspace: nothing in the line the analysis read makes it (a
-            // download is tracked above and keeps the network's ask), so it runs confined like
-            // the workspace's own code, or fails.
-            Err(_) => return Some(opaque::Opaque::ws(format!("the script `{name}` does not exist or cannot be read"))),
+            Err(_) => return Some(opaque::Opaque::ev(format!("the script `{name}` does not exist or cannot be read"))),
         }
         let Ok(bytes) = std::fs::read(&path) else {
             return Some(opaque::Opaque::ws(format!("the script `{name}` cannot be read")));
