@@ -420,7 +420,9 @@ impl Journal {
                 if let Entry::File { sha256, .. } = e {
                     self.verified_object(sha256)?;
                 }
-                if let Some(link) = e.path().ancestors().skip(1).find(|a| a.symlink_metadata().is_ok_and(|m| m.is_symlink())) {
+                if let Some(link) =
+                    e.path().ancestors().skip(1).find(|a| a.symlink_metadata().is_ok_and(|m| m.is_symlink()))
+                {
                     return Err(JournalError::Corrupt(format!(
                         "{} is now a symbolic link, so restoring {} would write through it; nothing was restored",
                         link.display(),

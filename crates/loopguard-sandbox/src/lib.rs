@@ -85,6 +85,12 @@ pub fn join(
     Ok(())
 }
 
+/// Joins a network namespace (a session's, after [`join`] without one).
+pub fn join_network(net: std::os::fd::BorrowedFd<'_>) -> io::Result<()> {
+    use rustix::thread::{LinkNameSpaceType as T, move_into_link_name_space as setns};
+    setns(net, Some(T::Network)).map_err(Into::into)
+}
+
 /// Forks this process, which must be single-threaded: `Ok(None)` in the child, `Ok(Some(pid))`
 /// in the parent.
 #[expect(unsafe_code, reason = "fork(2); see the SAFETY comment")]

@@ -528,10 +528,14 @@ fn enter(
     writable: &[PathBuf],
     degrade_to_ask: bool,
     argv: &[String],
+    outer: Option<&std::os::fd::OwnedFd>,
 ) -> Result<(), String> {
     // Before Landlock: setting up the namespaces writes /proc/self/*_map, which the ruleset forbids.
-    let joined = isolate(net, mounts, writable)?;
-    if joined {
+    let joined = isolate(net, mounts, writable, outer)?;
+    if outer.is_some() {
+        // Born in the session's PID namespace (the parent joined it for its children).
+        session_child()?;
+    } else if joined {
         // The command runs in the session's PID namespace: fork into it (this process waits and
         // ends with the command's status), with a /proc that shows the session's processes.
         into_session_pid_namespace()?;
@@ -585,7 +589,7 @@ pub fn inner(
 ) -> Result<std::convert::Infallible, String> {
     use std::os::unix::process::CommandExt;
     let writable = writable_for(profile, roots, tmp, writable_extra);
-    enter(net, mounts, &writable, degrade_to_ask, argv)?;
+    enter(net, mounts, &writable, degrade_to_ask, argv, None)?;
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let err = Command::new(program).args(args).exec();
     Err(format!("cannot run `{program}`: {err}"))
@@ -602,9 +606,27 @@ pub fn inner(
 /// `chmod`, `chown`, `utime` or extended attributes, and a read-only mount refuses them all (a
 /// command cannot make HOME world-writable, nor — for a user who is root — `/etc/shadow`).
 /// Returns whether it joined a session (see [`crate::exec_session`]).
-fn isolate(net: bool, mounts: &Mounts, writable: &[PathBuf]) -> Result<bool, String> {
+/// `outer`: the parent already joined the session's user and PID namespaces (see [`join_outer`]);
+/// this is the session's network namespace, joined here when the call runs offline.
+fn isolate(
+    net: bool,
+    mounts: &Mounts,
+    writable: &[PathBuf],
+    outer: Option<&std::os::fd::OwnedFd>,
+) -> Result<bool, String> {
+    use std::os::fd::AsFd;
     // This inner half of `loopguard exec` starts no threads before exec.
-    let joined = mounts.session.as_ref().is_some_and(|(pid, dir)| join_session(*pid, dir, net));
+    let joined = match outer {
+        Some(net_ns) => {
+            if !net {
+                loopguard_sandbox::join_network(net_ns.as_fd())
+                    .map_err(|e| format!("cannot join the session's network ({e})"))?;
+            }
+            loopguard_sandbox::enter_mount_namespace().map_err(|e| format!("cannot make the call's mounts ({e})"))?;
+            true
+        }
+        None => mounts.session.as_ref().is_some_and(|(pid, dir)| join_session(*pid, dir, net)),
+    };
     if !joined {
         loopguard_sandbox::enter_namespaces(!net).map_err(|e| match e {
             loopguard_sandbox::NamespaceError::Unshare(e) => format!("cannot create the sandbox's namespaces ({e})"),
@@ -663,7 +685,6 @@ fn join_session(pid: i32, dir: &Path, net: bool) -> bool {
 /// status; the child mounts a /proc of the namespace (best effort: without it, tools that read
 /// /proc see numbers that name nothing here) and goes on to confine itself and run the command.
 fn into_session_pid_namespace() -> Result<(), String> {
-    use rustix::mount::MountFlags;
     match loopguard_sandbox::fork().map_err(|e| format!("cannot start the command in its session ({e})"))? {
         Some(child) => {
             let code = match rustix::process::waitpid(
@@ -675,17 +696,38 @@ fn into_session_pid_namespace() -> Result<(), String> {
             };
             loopguard_sandbox::exit_now(code)
         }
-        None => {
-            // A session of its own: `kill 0` or `kill -PGID` from inside reaches no process
-            // group outside the PID namespace (the waiting parent, `loopguard exec`, the host).
-            // It dies with its parent, so a command the host stops does not run on unseen.
-            rustix::process::setsid().map_err(|e| format!("cannot start the command's own session ({e})"))?;
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-                .map_err(|e| format!("cannot tie the command to its parent ({e})"))?;
-            let _ = rustix::mount::mount("proc", "/proc", "proc", MountFlags::NOSUID | MountFlags::NODEV, None);
-            Ok(())
-        }
+        None => session_child(),
     }
+}
+
+/// The command's process in the session's PID namespace: a session of its own (`kill 0` or
+/// `kill -PGID` from inside reaches no process group outside the PID namespace: `loopguard exec`,
+/// the host), tied to its parent (a command the host stops does not run on unseen), and a /proc
+/// of the namespace (best effort: without it, tools that read /proc see numbers that name nothing
+/// here).
+fn session_child() -> Result<(), String> {
+    use rustix::mount::MountFlags;
+    rustix::process::setsid().map_err(|e| format!("cannot start the command's own session ({e})"))?;
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| format!("cannot tie the command to its parent ({e})"))?;
+    let _ = rustix::mount::mount("proc", "/proc", "proc", MountFlags::NOSUID | MountFlags::NODEV, None);
+    Ok(())
+}
+
+/// Joins the session's user and PID namespaces from `loopguard exec` itself (single-threaded),
+/// so the command is born in them: no process waiting in between, no second process image. Its
+/// own uid is mapped to itself there, so this process keeps its access to the files it serves.
+/// Returns the session's network namespace for the command; `None` (nothing changed) when the
+/// holder is gone; an error when a join failed halfway (fail closed).
+fn join_outer(pid: i32, dir: &Path) -> Result<Option<std::os::fd::OwnedFd>, String> {
+    use std::os::fd::AsFd;
+    let Some(s) = crate::exec_session::Session::open(pid, dir) else { return Ok(None) };
+    use rustix::thread::{LinkNameSpaceType as T, move_into_link_name_space as setns};
+    if setns(s.user.as_fd(), Some(T::User)).is_err() {
+        return Ok(None);
+    }
+    setns(s.pid.as_fd(), Some(T::ProcessID)).map_err(|e| format!("cannot join the sandbox session ({e})"))?;
+    Ok(Some(s.net))
 }
 
 /// Mounts the copy-on-write overlay of one cache over it.
@@ -910,18 +952,75 @@ fn ask_tty(err: &str, argv: &[String]) -> Option<bool> {
 }
 
 /// Copies `from` to `to` line by line, redacting secrets.
-fn pump(from: impl std::io::Read, mut to: impl Write) {
+/// Writes the complete lines in `buf` (and with `all`, the rest) to `to`, redacted.
+fn emit(buf: &mut Vec<u8>, to: &mut dyn Write, all: bool) {
     let scanner = loopguard_secrets::Scanner::builtin();
-    let mut r = BufReader::new(from);
-    let mut line = Vec::new();
-    while let Ok(n) = r.read_until(b'\n', &mut line) {
-        if n == 0 {
-            break;
+    while let Some(i) = buf.iter().position(|b| *b == b'\n') {
+        let line: Vec<u8> = buf.drain(..=i).collect();
+        let _ = to.write_all(scanner.redact(&String::from_utf8_lossy(&line)).as_bytes());
+    }
+    if all && !buf.is_empty() {
+        let _ = to.write_all(scanner.redact(&String::from_utf8_lossy(buf)).as_bytes());
+        buf.clear();
+    }
+    let _ = to.flush();
+}
+
+/// Copies the command's stdout and stderr to ours, line by line, redacted, until both end. One
+/// thread, with poll(2): a process that joined a session's PID namespace cannot start threads.
+fn pump_both(out: Option<std::process::ChildStdout>, err: Option<std::process::ChildStderr>) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    use std::io::Read;
+    let mut streams: Vec<(Box<dyn ReadFd>, Box<dyn Write>, Vec<u8>)> = Vec::new();
+    if let Some(o) = out {
+        streams.push((Box::new(o), Box::new(std::io::stdout()), Vec::new()));
+    }
+    if let Some(e) = err {
+        streams.push((Box::new(e), Box::new(std::io::stderr()), Vec::new()));
+    }
+    let mut chunk = vec![0u8; 64 * 1024];
+    while !streams.is_empty() {
+        let ready: Vec<bool> = {
+            let mut fds: Vec<PollFd<'_>> = streams
+                .iter()
+                .map(|(r, _, _)| PollFd::from_borrowed_fd(r.fd(), PollFlags::IN | PollFlags::HUP))
+                .collect();
+            match poll(&mut fds, None) {
+                Ok(_) => fds.iter().map(|f| !f.revents().is_empty()).collect(),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => vec![true; streams.len()],
+            }
+        };
+        let mut i = 0;
+        for was_ready in ready {
+            if !was_ready {
+                i += 1;
+                continue;
+            }
+            let (r, to, buf) = &mut streams[i];
+            match r.read(&mut chunk) {
+                Ok(0) | Err(_) => {
+                    emit(buf, to.as_mut(), true);
+                    streams.remove(i);
+                }
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    emit(buf, to.as_mut(), false);
+                    i += 1;
+                }
+            }
         }
-        let text = String::from_utf8_lossy(&line);
-        let _ = to.write_all(scanner.redact(&text).as_bytes());
-        let _ = to.flush();
-        line.clear();
+    }
+}
+
+/// A pipe end the pump reads and polls.
+trait ReadFd: std::io::Read {
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_>;
+}
+
+impl<T: std::io::Read + std::os::fd::AsFd> ReadFd for T {
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.as_fd()
     }
 }
 
@@ -1038,6 +1137,7 @@ fn forked_launch(
     writable: Vec<PathBuf>,
     degrade_to_ask: bool,
     argv: &[String],
+    outer: Option<std::os::fd::OwnedFd>,
 ) -> Result<(Command, std::io::PipeReader, Setup), String> {
     let (program, args) = argv.split_first().ok_or("no command given")?;
     let mut cmd = Command::new(program);
@@ -1048,7 +1148,7 @@ fn forked_launch(
     // process is single-threaded, so the child may allocate; the child is single-threaded, as
     // `unshare(CLONE_NEWUSER)` requires). Its errors go to a close-on-exec pipe the parent reads.
     let setup: Setup = Box::new(move || {
-        enter(net, &mounts, &writable, degrade_to_ask, &argv).map_err(|e| {
+        enter(net, &mounts, &writable, degrade_to_ask, &argv, outer.as_ref()).map_err(|e| {
             let _ = (&err_w).write_all(e.as_bytes());
             std::io::Error::other("the sandbox could not be set up")
         })
@@ -1081,12 +1181,16 @@ pub fn run(
         .tempdir()
         .map_err(|e| format!("cannot create the command's temp directory: {e}"))?;
     let env = scrubbed(std::env::vars(), allow_env, revoked);
-    // A call that joins a session forks once more into its PID namespace, and the process that
-    // waits there never execs: in a forked child it would hold the spawn's exec-status pipe open
-    // until the command ended. The separate inner process execs first, so it never does.
-    let forked = if single_threaded() && mounts.session.is_none() {
+    // A call of a session: this process joins the session's user and PID namespaces, and the
+    // command is forked straight into them. Where that cannot be done here (a holder gone
+    // meanwhile: namespaces of the call's own), the forked child makes its own.
+    let outer = match &mounts.session {
+        Some((pid, dir)) if single_threaded() => join_outer(*pid, dir)?,
+        _ => None,
+    };
+    let forked = if single_threaded() && (mounts.session.is_none() || outer.is_some()) {
         let writable = writable_for(profile, roots, Some(tmp.path()), writable_extra);
-        Some(forked_launch(net, mounts, writable, degrade_to_ask, argv)?)
+        Some(forked_launch(net, mounts, writable, degrade_to_ask, argv, outer)?)
     } else {
         None
     };
@@ -1198,12 +1302,8 @@ fn inner_command(
 /// Waits for the command, its stdout and stderr pumped through the redactor; its exit code
 /// (128 + the signal when a signal ended it).
 fn wait_redacted(mut child: std::process::Child) -> Result<i32, String> {
-    let out = child.stdout.take().map(|o| std::thread::spawn(move || pump(o, std::io::stdout())));
-    let err = child.stderr.take().map(|e| std::thread::spawn(move || pump(e, std::io::stderr())));
+    pump_both(child.stdout.take(), child.stderr.take());
     let status = child.wait().map_err(|e| format!("cannot wait for the command: {e}"))?;
-    for t in [out, err].into_iter().flatten() {
-        let _ = t.join();
-    }
     use std::os::unix::process::ExitStatusExt;
     Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
