@@ -971,7 +971,7 @@ fn emit(buf: &mut Vec<u8>, to: &mut dyn Write, all: bool) {
 fn pump_both(out: Option<std::process::ChildStdout>, err: Option<std::process::ChildStderr>) {
     use rustix::event::{PollFd, PollFlags, poll};
     use std::io::Read;
-    let mut streams: Vec<(Box<dyn ReadFd>, Box<dyn Write>, Vec<u8>)> = Vec::new();
+    let mut streams: Vec<Stream> = Vec::new();
     if let Some(o) = out {
         streams.push((Box::new(o), Box::new(std::io::stdout()), Vec::new()));
     }
@@ -1012,6 +1012,9 @@ fn pump_both(out: Option<std::process::ChildStdout>, err: Option<std::process::C
         }
     }
 }
+
+/// One of the command's output pipes, where its lines go, and the part of a line read so far.
+type Stream = (Box<dyn ReadFd>, Box<dyn Write>, Vec<u8>);
 
 /// A pipe end the pump reads and polls.
 trait ReadFd: std::io::Read {
