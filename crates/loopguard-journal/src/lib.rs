@@ -158,9 +158,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
+        // The copy is made inside the hook's deadline: bounded so that it fits.
         Limits {
-            max_entries: 20_000,
-            max_bytes: 512 * 1024 * 1024,
+            max_entries: 10_000,
+            max_bytes: 128 * 1024 * 1024,
             regenerable: REGENERABLE.iter().map(|s| s.to_string()).collect(),
         }
     }
