@@ -1897,62 +1897,22 @@ const OUTPUTS: &[&str] = &[
     "--results",
 ];
 
+/// Programs none of whose options names code: file tools, and programs that only read data (an
+/// option's value is a file to read). Not `sort` (`--compress-program`), `rg` (`--pre`) or `less`
+/// (its key files).
+const NO_CODE_OPTIONS: &[&str] = &[
+    "cp", "mv", "ln", "ls", "rm", "mkdir", "touch", "tar", "unzip", "zip", "rsync", "scp", "find", "chmod", "chown",
+    "cd", "echo", "printf", "mktemp", "curl", "wget", "git", "test", "[", "install", "dd", "truncate", "du", "stat",
+    "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "cut", "tr", "nl", "od", "xxd", "hexdump", "strings",
+    "file", "cmp", "jq", "tee",
+];
+
 /// Why a command runs code the analysis cannot see through a program's own feature (launchers,
 /// exec options, configuration that names programs) or the environment, if it does. Shells,
 /// interpreters and script files are the caller's: they need the file system.
 pub fn feature_exec(c: &Command, assigns: &[String]) -> Option<Opaque> {
     let p = c.program.as_str();
-    if !matches!(
-        p,
-        "cp" | "mv"
-            | "ln"
-            | "ls"
-            | "rm"
-            | "mkdir"
-            | "touch"
-            | "tar"
-            | "unzip"
-            | "zip"
-            | "rsync"
-            | "scp"
-            | "find"
-            | "chmod"
-            | "chown"
-            | "cd"
-            | "echo"
-            | "printf"
-            | "mktemp"
-            | "curl"
-            | "wget"
-            | "git"
-            | "test"
-            | "["
-            | "install"
-            | "dd"
-            | "truncate"
-            | "du"
-            | "stat"
-            // Programs that only read data: an option's value is a file to read, never code
-            // (not `sort`: `--compress-program`; not `rg`: `--pre`; not `less`: its key files).
-            | "cat"
-            | "head"
-            | "tail"
-            | "wc"
-            | "grep"
-            | "egrep"
-            | "fgrep"
-            | "cut"
-            | "tr"
-            | "nl"
-            | "od"
-            | "xxd"
-            | "hexdump"
-            | "strings"
-            | "file"
-            | "cmp"
-            | "jq"
-            | "tee"
-    ) {
+    if !NO_CODE_OPTIONS.contains(&p) {
         let texts: Vec<&str> = c.args.iter().map(|w| w.text.as_str()).collect();
         for (k, t) in texts.iter().enumerate() {
             let (opt, value) = match t.split_once('=') {
