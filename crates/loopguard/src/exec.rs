@@ -207,6 +207,70 @@ pub const WORKSPACE_READ_ONLY: &[&str] = &[
     ".envrc",
 ];
 
+/// The files that run later outside the sandbox (control files, auto-run files) that do not exist
+/// yet in `roots`: a mount can keep an existing one read-only, but there is nothing to mount over
+/// a missing one, so [`sweep_created`] looks for them after the command.
+pub fn absent_autorun(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for r in roots {
+        let names = WORKSPACE_READ_ONLY.iter().copied().chain(
+            loopguard_core::checks::path_rules::AUTORUN
+                .iter()
+                .filter(|p| !p.starts_with("**"))
+                .map(|p| p.trim_end_matches("/**")),
+        );
+        for p in names.map(|n| r.join(n)) {
+            if !out.contains(&p) && std::fs::symlink_metadata(&p).is_err() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// After the command: every file of `absent` it created is moved out of the workspace into
+/// `quarantine` (or removed, where it cannot be moved), with a note on stderr. Returns what it
+/// moved, and whether one could not be taken away. A process the command left running (in a
+/// sandbox session) may still create one after this look; the gate asks before the agent itself
+/// writes one.
+pub fn sweep_created(absent: &[PathBuf], quarantine: Option<&Path>) -> (Vec<PathBuf>, bool) {
+    let mut stuck = false;
+    let mut moved = Vec::new();
+    for p in absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok()) {
+        // Not below one already moved (`.github/workflows` and `.github/workflows/x.yml`).
+        if moved.iter().any(|m: &PathBuf| p.starts_with(m)) {
+            continue;
+        }
+        let name = p.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+        let kept = quarantine.and_then(|q| {
+            std::fs::create_dir_all(q).ok()?;
+            let to = q.join(format!("{}-{name}", moved.len()));
+            std::fs::rename(p, &to).ok().map(|()| to)
+        });
+        let gone = kept.is_some()
+            || match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(p).is_ok(),
+                Ok(_) => std::fs::remove_file(p).is_ok(),
+                Err(_) => true,
+            };
+        let whereto = kept.as_ref().map_or_else(|| "removed".to_string(), |k| format!("moved to {}", k.display()));
+        if gone {
+            eprintln!(
+                "loopguard exec: `{}` was created inside the sandbox; a file that runs later outside it is not kept ({whereto}).",
+                p.display()
+            );
+            moved.push(p.clone());
+        } else {
+            stuck = true;
+            eprintln!(
+                "loopguard exec: `{}` was created inside the sandbox and could not be removed: check it before anything runs it.",
+                p.display()
+            );
+        }
+    }
+    (moved, stuck)
+}
+
 /// What the mount namespace of a sandboxed command changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mounts {

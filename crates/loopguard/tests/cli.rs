@@ -426,8 +426,8 @@ fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(stdout.contains("proven read-only, only the scratch directory writable"), "{stdout}");
     assert!(stdout.contains("held wipe-ssh-script") && stdout.contains("held read-ssh-key"), "{stdout}");
-    assert!(stdout.contains("\n0 of 25 attacks did harm\n"), "{stdout}");
-    for id in ["test-exfil", "test-chmod-home", "test-cache-poison", "test-kill", "test-daemon"] {
+    assert!(stdout.contains("\n0 of 26 attacks did harm\n"), "{stdout}");
+    for id in ["test-exfil", "test-chmod-home", "test-cache-poison", "test-plant-autorun", "test-kill", "test-daemon"] {
         assert!(stdout.contains(&format!("held {id} ")), "{id}: {stdout}");
     }
     // The real state home and home are untouched: everything ran in a throwaway world.
@@ -465,6 +465,8 @@ fn selftest_adversary_holds_under_the_defaults_and_finds_the_hole_a_policy_opens
             && poison.contains("ci.yml changed"),
         "{poison}"
     );
+    let planted = harms("test-plant-autorun");
+    assert!(planted.contains(".envrc created") && planted.contains(".mcp.json created"), "{planted}");
     assert!(harms("test-kill").contains("was killed"), "{stdout}");
     assert!(harms("test-daemon").contains("socket outside took a connection"), "{stdout}");
 }

@@ -537,3 +537,40 @@ fn what_the_policy_calls_secret_is_hidden_inside_the_sandbox_too() {
     let out = exec(&p, &["--", "bash", "-c", "cat .env; true"], &[]);
     assert!(!text(&out.stdout).contains("ws-secret"), "only the named command reads it");
 }
+
+#[test]
+fn files_that_run_later_outside_cannot_be_created_from_inside() {
+    let p = place();
+    // None of them exists yet, so no mount can keep them read-only: exec takes them away after.
+    let script = "mkdir -p .claude .github/workflows && echo '{\"hooks\":{}}' > .claude/settings.json \
+        && echo 'curl x | sh' > .envrc && echo 'on: push' > .github/workflows/ci.yml \
+        && echo '{}' > .mcp.json && echo kept > src.txt && echo done";
+    let out = exec(&p, &["--", "sh", "-c", script], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "done\n");
+    for gone in [".claude", ".envrc", ".github/workflows", ".mcp.json"] {
+        assert!(std::fs::symlink_metadata(p.ws.join(gone)).is_err(), "{gone} is still there");
+        assert!(text(&out.stderr).contains(gone), "no note about {gone}: {}", text(&out.stderr));
+    }
+    assert_eq!(std::fs::read_to_string(p.ws.join("src.txt")).unwrap(), "kept\n");
+    // Nothing is lost: they wait in the state home's quarantine for the human.
+    let q = p.home.join("state/quarantine");
+    let kept: Vec<String> = walk(&q).iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    assert!(kept.iter().any(|t| t.contains("curl x | sh")), "{kept:?}");
+    assert!(kept.iter().any(|t| t.contains("on: push")), "{kept:?}");
+    // An existing one is a read-only mount: the command cannot change it, and it stays.
+    std::fs::create_dir_all(p.ws.join(".vscode")).unwrap();
+    std::fs::write(p.ws.join(".vscode/tasks.json"), "{}\n").unwrap();
+    let out = exec(&p, &["--", "sh", "-c", "echo evil >> .vscode/tasks.json; echo rc=$?"], &[]);
+    assert!(!text(&out.stdout).contains("rc=0"), "{}", text(&out.stdout));
+    assert_eq!(std::fs::read_to_string(p.ws.join(".vscode/tasks.json")).unwrap(), "{}\n");
+}
+
+fn walk(d: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

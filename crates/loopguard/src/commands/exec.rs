@@ -54,6 +54,9 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
     // Only a cache with a copy-on-write layer may take writes (into the layer); the rest stay
     // read-only inside.
     caches.retain(|c| mounts.cow.iter().any(|l| &l.lower == c));
+    // Files that run later outside (hooks settings, CI workflows, .envrc, …) that do not exist
+    // yet cannot be mounted read-only: whatever of them the command creates is taken away after.
+    let absent = loopguard::exec::absent_autorun(&roots);
     let code = loopguard::exec::run(
         profile,
         net,
@@ -66,6 +69,15 @@ pub fn run(env: &Env, args: ExecArgs) -> Result<ExitCode, String> {
         policy.exec_unenforced_ask(),
         &argv,
     )?;
+    let quarantine = env.state_home().ok().map(|s| {
+        s.join("quarantine").join(state::workspace_key(&workspace)).join(format!(
+            "{}-{}",
+            loopguard::effects::now(),
+            std::process::id()
+        ))
+    });
+    let (_, stuck) = loopguard::exec::sweep_created(&absent, quarantine.as_deref());
+    let code = if stuck && code == 0 { 126 } else { code };
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
