@@ -345,23 +345,34 @@ impl Journal {
             Err(e) => return Err(JournalError::Io(seq, e)),
         } + 1;
         let entries = cap.entries;
+        // Where `seal` finds the step of a call without reading the whole journal.
+        let pending = serde_json::to_vec(&(id, &widened)).map_err(|e| JournalError::Corrupt(e.to_string()))?;
+        let call = meta.call.clone();
         self.append(&Line::Step(Step { id, meta, targets: widened, entries }))?;
         write_atomic(&seq, id.to_string().as_bytes(), 0o600)?;
+        if !call.is_empty() {
+            let dir = self.dir.join("pending");
+            fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+            write_atomic(&dir.join(call_key(&call)), &pending, 0o600)?;
+        }
         Ok(id)
     }
 
     /// Records the state the step of tool call `call` left its targets in (when the host reports
     /// the result). False when no step has that call id.
     pub fn seal(&self, call: &str) -> Result<bool, JournalError> {
-        let _lock = self.locked()?;
-        let Some(step) = self.lines()?.into_iter().rev().find_map(|l| match l {
-            Line::Step(s) if s.meta.call == call => Some(s),
-            _ => None,
-        }) else {
-            return Ok(false);
+        let pending = self.dir.join("pending").join(call_key(call));
+        let bytes = match fs::read(&pending) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(JournalError::Io(pending, e)),
         };
-        let states = step.targets.iter().map(|t| Ok((t.clone(), state_of(t)?))).collect::<Result<Vec<_>, _>>()?;
-        self.append(&Line::Post { step: step.id, states })?;
+        let (id, targets): (u64, Vec<PathBuf>) =
+            serde_json::from_slice(&bytes).map_err(|e| JournalError::Corrupt(format!("{}: {e}", pending.display())))?;
+        let _lock = self.locked()?;
+        let states = targets.iter().map(|t| Ok((t.clone(), state_of(t)?))).collect::<Result<Vec<_>, _>>()?;
+        self.append(&Line::Post { step: id, states })?;
+        fs::remove_file(&pending).map_err(io_at(&pending))?;
         Ok(true)
     }
 
@@ -638,6 +649,11 @@ fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), JournalError
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(io_at(path))
+}
+
+/// A file name for a host's call id (any text): its SHA-256, shortened.
+fn call_key(call: &str) -> String {
+    hex(&Sha256::digest(call.as_bytes()))[..32].to_string()
 }
 
 fn hex(bytes: &[u8]) -> String {

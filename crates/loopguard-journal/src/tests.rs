@@ -79,7 +79,10 @@ fn a_rewritten_file_and_what_a_step_created_are_put_back() {
     fs::set_permissions(w.ws.join("src/lib.rs"), fs::Permissions::from_mode(0o600)).unwrap();
     fs::create_dir_all(w.ws.join("new/dir")).unwrap();
     fs::write(w.ws.join("new/dir/file.txt"), "created").unwrap();
-    w.journal.seal("w1").unwrap();
+    assert!(w.journal.seal("w1").unwrap());
+    // A result is sealed once; an unknown call has nothing to seal.
+    assert!(!w.journal.seal("w1").unwrap());
+    assert!(!w.journal.seal("never-recorded").unwrap());
     let report = w.journal.undo(1, false, 2).unwrap();
     assert_eq!(snapshot(&w.ws), before);
     // The created parent was widened to: the whole new tree goes.
