@@ -7,8 +7,9 @@
 //!   (an in-place write through a hard link would change the pre-image too);
 //! - `steps.jsonl`: one line per event — a step and its pre-images, the state a step left behind
 //!   (its post-state, recorded when the host reports the result), an undo;
-//! - `seq` and `lock`: the next step number, and the lock that serialises writers (hooks of
-//!   parallel tool calls run at the same time).
+//! - `lock`: the lock that serialises writers (hooks of parallel tool calls run at the same
+//!   time); it holds the last step's number;
+//! - `pending/`: per tool call not reported yet, its step and targets (for [`Journal::seal`]).
 //!
 //! What a step's pre-image holds is decided by the caller: the paths the call will write, create
 //! or delete (a Write's file; the targets the shell analysis predicts for `rm`, `mv`, `>`,
@@ -270,7 +271,8 @@ impl Journal {
 
     fn locked(&self) -> Result<fs::File, JournalError> {
         let p = self.dir.join("lock");
-        let f = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&p).map_err(io_at(&p))?;
+        let f =
+            fs::OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&p).map_err(io_at(&p))?;
         f.lock().map_err(io_at(&p))?;
         Ok(f)
     }
@@ -318,7 +320,7 @@ impl Journal {
         roots: &[PathBuf],
         limits: &Limits,
     ) -> Result<u64, JournalError> {
-        let _lock = self.locked()?;
+        let lock = self.locked()?;
         let mut widened: Vec<PathBuf> = Vec::new();
         for t in targets {
             let Some(root) = roots.iter().find(|r| t.starts_with(r) && t != *r) else { continue };
@@ -338,18 +340,24 @@ impl Journal {
         for t in &widened {
             cap.capture(t)?;
         }
-        let seq = self.dir.join("seq");
-        let id = match fs::read_to_string(&seq) {
-            Ok(s) => s.trim().parse::<u64>().map_err(|e| JournalError::Corrupt(format!("seq: {e}")))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(JournalError::Io(seq, e)),
+        // The lock file holds the last step's number (one file fewer to write per step).
+        let seq = self.dir.join("lock");
+        let mut last = String::new();
+        io::Read::read_to_string(&mut &lock, &mut last).map_err(io_at(&seq))?;
+        let id = match last.trim() {
+            "" => 0,
+            n => n.parse::<u64>().map_err(|e| JournalError::Corrupt(format!("lock: {e}")))?,
         } + 1;
         let entries = cap.entries;
         // Where `seal` finds the step of a call without reading the whole journal.
         let pending = serde_json::to_vec(&(id, &widened)).map_err(|e| JournalError::Corrupt(e.to_string()))?;
         let call = meta.call.clone();
         self.append(&Line::Step(Step { id, meta, targets: widened, entries }))?;
-        write_atomic(&seq, id.to_string().as_bytes(), 0o600)?;
+        {
+            use std::os::unix::fs::FileExt;
+            let text = format!("{id:020}");
+            lock.write_all_at(text.as_bytes(), 0).map_err(io_at(&seq))?;
+        }
         if !call.is_empty() {
             let dir = self.dir.join("pending");
             fs::create_dir_all(&dir).map_err(io_at(&dir))?;
