@@ -238,7 +238,7 @@ pub fn sweep_created(absent: &[PathBuf], quarantine: Option<&Path>) -> (Vec<Path
     let mut moved = Vec::new();
     for p in absent.iter().filter(|p| std::fs::symlink_metadata(p).is_ok()) {
         // Not below one already moved (`.github/workflows` and `.github/workflows/x.yml`).
-        if moved.iter().any(|m: &PathBuf| p.starts_with(m)) {
+        if moved.iter().any(|m: &PathBuf| p.starts_with(m)) || new_repository_part(p) {
             continue;
         }
         let name = p.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
@@ -269,6 +269,45 @@ pub fn sweep_created(absent: &[PathBuf], quarantine: Option<&Path>) -> (Vec<Path
         }
     }
     (moved, stuck)
+}
+
+/// What `git init` makes inside the sandbox is kept when it runs nothing later: a `.git/config`
+/// git reads with no key that names a program (nor an include), the `info` folder (data), and
+/// a `hooks` folder of `*.sample` files only (one with anything else is swept whole).
+fn new_repository_part(p: &Path) -> bool {
+    if !p.parent().is_some_and(|d| d.file_name().is_some_and(|n| n == ".git")) {
+        return false;
+    }
+    match p.file_name().and_then(|n| n.to_str()) {
+        Some("info") => true,
+        Some("config") => {
+            let out = std::process::Command::new("git")
+                .args(["config", "--file"])
+                .arg(p)
+                .args(["--list", "--name-only"])
+                .env_clear()
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output();
+            out.is_ok_and(|o| {
+                o.status.success()
+                    && String::from_utf8_lossy(&o.stdout).lines().all(|k| {
+                        let k = k.to_ascii_lowercase();
+                        // `git init` writes `core.bare = false`: a value, not a program.
+                        k == "core.bare"
+                            || !(loopguard_core::checks::shell::opaque::git_exec_key(&k) || k.starts_with("include"))
+                    })
+            })
+        }
+        Some("hooks") => {
+            let Ok(entries) = std::fs::read_dir(p) else { return false };
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .all(|f| f.extension().is_some_and(|x| x == "sample") && f.is_file() && !f.is_symlink())
+        }
+        _ => false,
+    }
 }
 
 /// What the mount namespace of a sandboxed command changes.

@@ -574,3 +574,23 @@ fn walk(d: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_repository_made_inside_is_kept_unless_it_would_run_something() {
+    let p = place();
+    std::fs::remove_dir_all(p.ws.join(".git")).unwrap();
+    // Named, as the hook names it: without a `.git` the workspace would be found further up.
+    let ws = p.ws.to_str().unwrap().to_string();
+    // `git init` inside: its config, info and sample hooks run nothing later, and stay.
+    let out = exec(&p, &["--workspace", &ws, "--", "sh", "-c", "git init -q && echo ok"], &[]);
+    assert_eq!(text(&out.stdout), "ok\n", "{}", text(&out.stderr));
+    assert!(p.ws.join(".git/config").is_file() && p.ws.join(".git/hooks").is_dir(), "{}", text(&out.stderr));
+    let status = Command::new("git").args(["-C"]).arg(&p.ws).args(["status", "--short"]).output().unwrap();
+    assert!(status.status.success(), "{}", text(&status.stderr));
+    // A config that names a program, or a hook that runs, is taken away.
+    std::fs::remove_dir_all(p.ws.join(".git")).unwrap();
+    let script = "git init -q && git config core.fsmonitor 'sh -c x' && echo 'exit 0' > .git/hooks/post-checkout";
+    let out = exec(&p, &["--workspace", &ws, "--", "sh", "-c", script], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!p.ws.join(".git/config").exists() && !p.ws.join(".git/hooks").exists(), "{}", text(&out.stderr));
+}
