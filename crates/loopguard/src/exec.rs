@@ -275,7 +275,7 @@ pub fn sweep_created(absent: &[PathBuf], quarantine: Option<&Path>) -> (Vec<Path
 /// git reads with no key that names a program (nor an include), the `info` folder (data), and
 /// a `hooks` folder of `*.sample` files only (one with anything else is swept whole).
 fn new_repository_part(p: &Path) -> bool {
-    if !p.parent().is_some_and(|d| d.file_name().is_some_and(|n| n == ".git")) {
+    if p.parent().is_none_or(|d| d.file_name().is_none_or(|n| n != ".git")) {
         return false;
     }
     match p.file_name().and_then(|n| n.to_str()) {
